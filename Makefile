@@ -1,0 +1,49 @@
+# The two commands: `make run` serves the app with demo data; `make test` runs the whole suite.
+VENV := .venv
+PY := $(VENV)/bin/python
+PYTHON ?= python3
+PYTEST_ARGS ?=
+
+.PHONY: run test chromium lint check-deploy integration clean
+
+$(VENV)/.installed: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-test: requirements-test.txt $(VENV)/.installed
+	$(PY) -m pip install --quiet -r requirements-test.txt
+	touch $@
+
+run: $(VENV)/.installed
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_demo
+	bin/serve
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "Install Debian's chromium (apt-get install chromium) for the browser tests" >&2; exit 1; fi; }
+
+test: $(VENV)/.installed-test chromium
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
+
+integration: $(VENV)/.installed-test
+	CLINREVIEW_REQUIRE_SERVICES=1 \
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} \
+	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/0} \
+	$(PY) -m pytest -m integration $(PYTEST_ARGS)
+
+check-deploy: $(VENV)/.installed
+	DEBUG=0 SECRET_KEY=$$(head -c 48 /dev/urandom | base64) ALLOWED_HOSTS=clinreview.example.org \
+	$(PY) manage.py check --deploy --fail-level WARNING
+
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf var .pytest_cache

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from annotations import models
+
+
+@admin.register(models.Benchmark)
+class BenchmarkAdmin(admin.ModelAdmin):
+    list_display = ("name", "family", "created_at")
+    list_filter = ("family",)
+    search_fields = ("name",)
+
+
+class IndicatorInline(admin.TabularInline):
+    model = models.Indicator
+    extra = 0
+
+
+@admin.register(models.Case)
+class CaseAdmin(admin.ModelAdmin):
+    list_display = ("case_id", "benchmark", "tnm")
+    list_filter = ("benchmark",)
+    search_fields = ("case_id",)
+    inlines = [IndicatorInline]
+    raw_id_fields = ("endoscopy_image",)
+
+
+@admin.register(models.Image)
+class ImageAdmin(admin.ModelAdmin):
+    list_display = ("sha256", "format", "width", "height", "size_bytes")
+    search_fields = ("sha256",)
+
+
+@admin.register(models.Volume)
+class VolumeAdmin(admin.ModelAdmin):
+    list_display = ("case", "phase", "size_x", "size_y", "size_z")
+    list_filter = ("phase",)
+
+
+class ItemImageInline(admin.TabularInline):
+    model = models.ItemImage
+    extra = 0
+    raw_id_fields = ("image",)
+
+
+class ItemRevisionInline(admin.TabularInline):
+    model = models.ItemRevision
+    extra = 0
+    readonly_fields = ("version", "replaced_version", "content", "reason", "author", "created_at")
+    can_delete = False
+
+
+@admin.register(models.Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ("source_index", "benchmark", "category", "status", "version")
+    list_filter = ("benchmark", "status", "split", "modality")
+    search_fields = ("question",)
+    raw_id_fields = ("case", "clean_twin")
+    inlines = [ItemImageInline, ItemRevisionInline]
+    list_select_related = ("benchmark",)
+
+
+@admin.register(models.Box)
+class BoxAdmin(admin.ModelAdmin):
+    list_display = ("id", "label", "volume", "image", "state", "version")
+    list_filter = ("label", "state")
+    raw_id_fields = ("image", "volume", "item")
+
+
+admin.site.register(models.BoxRevision)
+
+
+@admin.register(models.Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ("item", "reviewer", "slot", "completed_at")
+    raw_id_fields = ("item",)
+
+
+@admin.register(models.Review)
+class ReviewAdmin(admin.ModelAdmin):
+    list_display = ("item", "reviewer", "item_version", "verdict", "reason", "created_at")
+    list_filter = ("verdict", "reason")
+    raw_id_fields = ("item",)
+
+
+@admin.register(models.Adjudication)
+class AdjudicationAdmin(admin.ModelAdmin):
+    list_display = ("item", "adjudicator", "choice", "created_at")
+    raw_id_fields = ("item", "review_a", "review_b")
+
+
+@admin.register(models.ModelEndpoint)
+class ModelEndpointAdmin(admin.ModelAdmin):
+    list_display = ("name", "kind", "model", "base_url", "api_key_env")
+
+
+@admin.register(models.Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ("label", "benchmark", "kind", "status", "completed", "total")
+    list_filter = ("status", "kind")
+
+
+@admin.register(models.Prediction)
+class PredictionAdmin(admin.ModelAdmin):
+    list_display = ("run", "item", "extracted", "hit", "latency_ms")
+    raw_id_fields = ("item", "run")
+
+
+admin.site.register(models.GradingSession)
+
+
+@admin.register(models.Grade)
+class GradeAdmin(admin.ModelAdmin):
+    list_display = ("session", "item", "grader", "preference")
+    raw_id_fields = ("item", "left_prediction", "right_prediction")
+
+
+@admin.register(models.Release)
+class ReleaseAdmin(admin.ModelAdmin):
+    list_display = ("name", "version", "benchmark", "status", "item_count", "published_at")
+    readonly_fields = ("manifest",)

@@ -1,0 +1,20 @@
+"""Domain errors become HTTP answers in one place."""
+
+from __future__ import annotations
+
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from annotations.services.errors import ConflictError, DomainError
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, ConflictError):
+        return Response(
+            {"detail": str(exc), "code": "conflict", "current_version": exc.current_version},
+            status=status.HTTP_409_CONFLICT,
+        )
+    if isinstance(exc, DomainError):
+        return Response({"detail": str(exc), "code": exc.code}, status=status.HTTP_400_BAD_REQUEST)
+    return drf_exception_handler(exc, context)

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+from tqdm import tqdm
+
+from annotations.access import ADJUDICATOR, CURATOR, REVIEWER
+from annotations.models import Benchmark
+from annotations.services.imports import benchmark_import
+from annotations.services.users import user_ensure
+
+DEMO_USERS = (
+    ("curator", (CURATOR,)),
+    ("reviewer", (REVIEWER,)),
+    ("reviewer2", (REVIEWER,)),
+    ("adjudicator", (ADJUDICATOR, REVIEWER)),
+)
+DEMO_BENCHMARKS = ("endobench-demo", "medqdeg-demo", "gastricx-demo")
+
+
+class Command(BaseCommand):
+    help = "Create demo users (one per role) and synthetic EndoBench, MedQ-DEG and Gastric-X benchmarks."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--seed", type=int, default=7)
+
+    def handle(self, *args, seed: int, **options):
+        users = {
+            name: user_ensure(username=name, password=f"{name}-demo", roles=roles)[0]
+            for name, roles in DEMO_USERS
+        }
+        missing = [
+            name for name in DEMO_BENCHMARKS if not Benchmark.objects.filter(name=name).exists()
+        ]
+        if not missing:
+            self.stdout.write("demo data already present")
+            return
+        from annotations.demo import build_demo_files
+
+        with tempfile.TemporaryDirectory() as folder:
+            files = build_demo_files(Path(folder), seed=seed)
+            sources = {
+                "endobench-demo": ("endobench", files.endobench_tsv),
+                "medqdeg-demo": ("medqdeg", files.medqdeg_tsv),
+                "gastricx-demo": ("gastricx", files.gastricx_root),
+            }
+            for name in missing:
+                family, path = sources[name]
+                self._import(name, family, path, users["curator"], options["verbosity"])
+        self.stdout.write(f"seeded {len(missing)} demo benchmark(s)")
+
+    def _import(self, name: str, family: str, path: Path, curator, verbosity: int) -> None:
+        with tqdm(desc=f"seeding {name}", unit=" items", disable=verbosity == 0) as bar:
+            if family == "gastricx":
+                from annotations.services.cases import gastricx_import
+
+                gastricx_import(path=path, name=name, user=curator, progress=bar.update)
+            else:
+                benchmark_import(
+                    path=path, family=family, name=name, user=curator, progress=bar.update
+                )

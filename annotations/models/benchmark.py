@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class Family(models.TextChoices):
+    VLMEVAL = "vlmeval", _("VLMEvalKit MCQ")
+    ENDOBENCH = "endobench", _("EndoBench")
+    MEDQDEG = "medqdeg", _("MedQ-DEG-Bench")
+    GASTRICX = "gastricx", _("Gastric-X")
+
+
+class Benchmark(models.Model):
+    """A named collection of items of one family, with its taxonomy and imported column layout."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    family = models.CharField(max_length=20, choices=Family.choices)
+    description = models.TextField(blank=True)
+    # Allowed values per taxonomy field, e.g. {"scene": ["colonoscopy", ...]}.
+    taxonomy = models.JSONField(default=dict, blank=True)
+    # The imported TSV header in file order, so that an export keeps every column where it was.
+    columns = models.JSONField(default=list, blank=True)
+    option_letters = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Case(models.Model):
+    """A patient-level group of a Gastric-X benchmark: CT volumes, endoscopy image, indicators."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="cases")
+    case_id = models.CharField(max_length=100)
+    tnm = models.CharField(max_length=40, blank=True)
+    reports = models.JSONField(default=dict, blank=True)  # {"diagnostic", "ct", "endoscopy"}
+    endoscopy_image = models.ForeignKey(
+        "annotations.Image", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark", "case_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark", "case_id"], name="case_unique_per_benchmark"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.case_id
+
+
+class Indicator(models.Model):
+    """A biochemical indicator of a case (a serum test or tumor marker)."""
+
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="indicators")
+    position = models.PositiveIntegerField(default=0)
+    name = models.CharField(max_length=100)
+    value = models.FloatField(null=True, blank=True)
+    unit = models.CharField(max_length=40, blank=True)
+    reference_low = models.FloatField(null=True, blank=True)
+    reference_high = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["case", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.value} {self.unit}"
+
+    @property
+    def out_of_range(self) -> bool:
+        if self.value is None:
+            return False
+        low, high = self.reference_low, self.reference_high
+        return (low is not None and self.value < low) or (high is not None and self.value > high)

@@ -1,0 +1,184 @@
+from __future__ import annotations
+
+import string
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+LETTERS = string.ascii_uppercase
+
+
+class ItemStatus(models.TextChoices):
+    PENDING = "pending", _("Pending")
+    IN_REVIEW = "in_review", _("In review")
+    AGREED = "agreed", _("Agreed")
+    DISPUTED = "disputed", _("Disputed")
+    ADJUDICATED = "adjudicated", _("Adjudicated")
+    REJECTED = "rejected", _("Rejected")
+
+
+CURATED_STATUSES = (ItemStatus.AGREED, ItemStatus.ADJUDICATED)
+
+
+class Severity(models.TextChoices):
+    NONE = "", _("Not a pair item")
+    CLEAN = "clean", _("Clean")
+    MILD = "mild", _("Mild")
+    SEVERE = "severe", _("Severe")
+
+
+class ItemQuerySet(models.QuerySet):
+    def curated(self) -> ItemQuerySet:
+        return self.filter(status__in=CURATED_STATUSES)
+
+    def in_benchmark(self, benchmark) -> ItemQuerySet:
+        return self.filter(benchmark=benchmark)
+
+
+# The taxonomy fields we keep as indexed columns, so that filters and breakdowns stay fast.
+TAXONOMY_FIELDS = (
+    "category",
+    "l2_category",
+    "split",
+    "task",
+    "subtask",
+    "scene",
+    "dataset",
+    "modality",
+    "source",
+)
+
+
+class Item(models.Model):
+    """One visual question–answer pair with its images, taxonomy and review status.
+
+    `version` increases with every content change; each change is an ItemRevision, and writes
+    carry the version they were based on so that a stale write is detected, never applied.
+    """
+
+    benchmark = models.ForeignKey(
+        "annotations.Benchmark", on_delete=models.CASCADE, related_name="items"
+    )
+    case = models.ForeignKey(
+        "annotations.Case", null=True, blank=True, on_delete=models.CASCADE, related_name="items"
+    )
+    source_index = models.BigIntegerField()  # the `index` column as imported
+    question = models.TextField()
+    hint = models.TextField(blank=True)
+    # Option texts by position (A, B, ...); '' for an unused option column, kept for round trips.
+    options = models.JSONField(default=list)
+    answer = models.CharField(max_length=1)
+    category = models.CharField(max_length=200, blank=True, db_index=True)
+    l2_category = models.CharField(max_length=200, blank=True)
+    split = models.CharField(max_length=50, blank=True, db_index=True)
+    task = models.CharField(max_length=200, blank=True, db_index=True)
+    subtask = models.CharField(max_length=200, blank=True)
+    scene = models.CharField(max_length=200, blank=True)
+    dataset = models.CharField(max_length=200, blank=True)
+    modality = models.CharField(max_length=50, blank=True, db_index=True)
+    source = models.CharField(max_length=200, blank=True)
+    # Every other imported column, by name (the benchmark keeps the column order).
+    extra = models.JSONField(default=dict, blank=True)
+    clean_twin = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="degraded_twins"
+    )
+    degradation_type = models.CharField(max_length=40, blank=True)
+    degradation_severity = models.CharField(max_length=10, choices=Severity.choices, blank=True)
+    degradation_params = models.JSONField(null=True, blank=True)
+    degradation_seed = models.BigIntegerField(null=True, blank=True)
+    status = models.CharField(
+        max_length=20, choices=ItemStatus.choices, default=ItemStatus.PENDING, db_index=True
+    )
+    version = models.PositiveIntegerField(default=1)
+    images = models.ManyToManyField(
+        "annotations.Image", through="annotations.ItemImage", related_name="items"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ItemQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["benchmark", "source_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark", "source_index"], name="item_unique_index_per_benchmark"
+            ),
+        ]
+        indexes = [models.Index(fields=["benchmark", "status"], name="item_benchmark_status")]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark_id}#{self.source_index}"
+
+    @property
+    def letters(self) -> list[str]:
+        return list(LETTERS[: len(self.options)])
+
+    @property
+    def lettered_options(self) -> list[tuple[str, str]]:
+        """(letter, text) for the options that are in use, in order."""
+        return [(letter, text) for letter, text in zip(LETTERS, self.options, strict=False) if text]
+
+    @property
+    def answer_text(self) -> str:
+        position = LETTERS.find(self.answer)
+        return self.options[position] if 0 <= position < len(self.options) else ""
+
+    def content(self) -> dict:
+        """The reviewable content of this item, as stored in revisions and proposed by reviews."""
+        return {
+            "question": self.question,
+            "hint": self.hint,
+            "options": list(self.options),
+            "answer": self.answer,
+        }
+
+    def taxonomy(self) -> dict[str, str]:
+        return {field: getattr(self, field) for field in TAXONOMY_FIELDS if getattr(self, field)}
+
+
+class ItemImage(models.Model):
+    """The ordered images of an item (several for CT phases of a case or a clean/degraded pair)."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="item_images")
+    image = models.ForeignKey("annotations.Image", on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["item", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "position"], name="item_image_unique_position")
+        ]
+
+
+class RevisionReason(models.TextChoices):
+    IMPORTED = "imported", _("Imported")
+    EDITED = "edited", _("Edited")
+    AGREED_EDIT = "agreed_edit", _("Edit agreed by both reviewers")
+    ADJUDICATED = "adjudicated", _("Adjudicated")
+    DEGRADED = "degraded", _("Degraded twin created")
+
+
+class ItemRevision(models.Model):
+    """One version of an item's content. Version 1 is the imported content."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField()
+    replaced_version = models.PositiveIntegerField(null=True, blank=True)
+    content = models.JSONField()
+    reason = models.CharField(max_length=20, choices=RevisionReason.choices)
+    note = models.TextField(blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "version"], name="revision_unique_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} v{self.version} ({self.reason})"

@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class EndpointKind(models.TextChoices):
+    OPENAI = "openai", _("OpenAI-compatible service")
+    BASELINE = "baseline", _("Built-in baseline")
+
+
+class ModelEndpoint(models.Model):
+    """A model to run: an OpenAI-compatible chat service or a built-in baseline.
+
+    The API key is never stored: only the name of the environment variable that holds it.
+    """
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=20, choices=EndpointKind.choices)
+    base_url = models.URLField(blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    api_key_env = models.CharField(max_length=100, blank=True)
+    baseline = models.CharField(max_length=20, blank=True)  # random / first / frequent
+    params = models.JSONField(default=dict, blank=True)  # temperature, max_tokens, timeout
+    prompt_template = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RunKind(models.TextChoices):
+    MODEL = "model", _("Model")
+    BASELINE = "baseline", _("Baseline")
+    HUMAN = "human", _("Human baseline")
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+class Run(models.Model):
+    """One model (or one clinician, for a human baseline) answering a filtered set of items."""
+
+    benchmark = models.ForeignKey(
+        "annotations.Benchmark", on_delete=models.CASCADE, related_name="runs"
+    )
+    endpoint = models.ForeignKey(
+        ModelEndpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
+    kind = models.CharField(max_length=20, choices=RunKind.choices)
+    label = models.CharField(max_length=200)
+    human = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    filters = models.JSONField(default=dict, blank=True)
+    with_image = models.BooleanField(default=True)
+    concurrency = models.PositiveSmallIntegerField(default=4)
+    seed = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    completed = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class Prediction(models.Model):
+    """A run's answer to one item: exactly one per (run, item), enforced by the database."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="predictions")
+    item = models.ForeignKey(
+        "annotations.Item", on_delete=models.CASCADE, related_name="predictions"
+    )
+    item_version = models.PositiveIntegerField(default=1)
+    raw_text = models.TextField(blank=True)
+    extracted = models.CharField(max_length=1, blank=True)
+    hit = models.BooleanField(null=True)
+    judged_by_llm = models.BooleanField(default=False)
+    latency_ms = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=1)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "item"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item"], name="prediction_once_per_run_item")
+        ]
+
+
+class GradingSession(models.Model):
+    """A curator's request that clinicians compare two runs item by item, blinded."""
+
+    run_a = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    run_b = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Preference(models.TextChoices):
+    LEFT = "left", _("Left is better")
+    RIGHT = "right", _("Right is better")
+    TIE = "tie", _("Tie")
+    BOTH_WRONG = "both_wrong", _("Both wrong")
+
+
+class Grade(models.Model):
+    """A clinician's blinded side-by-side judgement of two predictions for one item.
+
+    The runs are recorded by side, so the preference can be turned back into run A vs run B.
+    """
+
+    session = models.ForeignKey(GradingSession, on_delete=models.CASCADE, related_name="grades")
+    item = models.ForeignKey("annotations.Item", on_delete=models.CASCADE, related_name="+")
+    grader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    left_prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="+")
+    right_prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="+")
+    preference = models.CharField(max_length=20, choices=Preference.choices)
+    rubric = models.JSONField(default=dict, blank=True)  # {"left": {...0-2}, "right": {...}}
+    seconds_spent = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "item", "grader"], name="grade_once_per_grader_item"
+            )
+        ]

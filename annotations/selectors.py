@@ -1,0 +1,53 @@
+"""Reads that are more than one filter: dashboards, listings."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Count
+
+from annotations.models import Benchmark, Item, ItemStatus
+
+
+@dataclass
+class BenchmarkSummary:
+    benchmark: Benchmark
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def curated(self) -> int:
+        return self.counts.get(ItemStatus.AGREED, 0) + self.counts.get(ItemStatus.ADJUDICATED, 0)
+
+    @property
+    def bars(self) -> list[tuple[str, str, int, float]]:
+        """(status, label, count, percent) in workflow order, for the stacked progress bar."""
+        total = self.total or 1
+        return [
+            (value, label, self.counts.get(value, 0), 100.0 * self.counts.get(value, 0) / total)
+            for value, label in ItemStatus.choices
+        ]
+
+
+def benchmark_summaries() -> list[BenchmarkSummary]:
+    """Every benchmark with its item counts by status, in two queries whatever the size."""
+    benchmarks = list(Benchmark.objects.order_by("name"))
+    counts: dict[int, dict[str, int]] = defaultdict(dict)
+    for row in Item.objects.values("benchmark_id", "status").annotate(n=Count("id")).order_by():
+        counts[row["benchmark_id"]][row["status"]] = row["n"]
+    return [BenchmarkSummary(b, counts.get(b.id, {})) for b in benchmarks]
+
+
+def benchmark_items(benchmark: Benchmark, *, status: str = "", category: str = "", query: str = ""):
+    items = Item.objects.filter(benchmark=benchmark).order_by("source_index")
+    if status:
+        items = items.filter(status=status)
+    if category:
+        items = items.filter(category=category)
+    if query:
+        items = items.filter(question__icontains=query)
+    return items.prefetch_related("item_images__image")
