@@ -55,6 +55,8 @@ RELEASES_ROOT = Path(env_str("RELEASES_ROOT", str(VAR_DIR / "releases")))
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "staticfiles")))
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+if DEBUG:
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns when it is missing
 
 INSTALLED_APPS = [
     "django.contrib.admin",
