@@ -172,7 +172,11 @@ def _item_from_row(benchmark: Benchmark, row) -> Item:
             setattr(item, target, value)
         elif column not in CORE_COLUMNS:
             extra[column] = value
-    # Clean items of MedQ-DEG carry the severity "clean"; an empty cell means no pair at all.
+    if row.image_paths:
+        # Kept as the cell read, so that an export writes the same image_path back.
+        extra["image_path"] = (
+            row.image_paths[0] if len(row.image_paths) == 1 else repr(list(row.image_paths))
+        )
     item.extra = extra
     return item
 

@@ -1,0 +1,36 @@
+"""Problems found while reading a benchmark file.
+
+Imports are all-or-nothing with a report of every bad row, so readers collect
+`RowProblem`s instead of stopping at the first one. Problems that make the whole
+file unreadable (no header, not UTF-8, truncated...) raise `FormatError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    """One problem in one data row; `row` is 1-based, the header is row 0."""
+
+    row: int
+    column: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"row {self.row}"
+        if self.column is not None:
+            where += f", column '{self.column}'"
+        return f"{where}: {self.reason}"
+
+
+class FormatError(Exception):
+    """The file as a whole cannot be read; `problems` says where and why."""
+
+    def __init__(self, problems: RowProblem | Iterable[RowProblem]) -> None:
+        if isinstance(problems, RowProblem):
+            problems = [problems]
+        self.problems: list[RowProblem] = list(problems)
+        super().__init__("; ".join(str(problem) for problem in self.problems))

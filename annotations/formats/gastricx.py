@@ -1,0 +1,469 @@
+"""Reading Gastric-X case folders (or a ``.zip`` of them); layout and schema in FORMATS.md.
+
+One folder per case: ``CASE/case.json``, ``CASE/ct/<phase>/*.dcm`` or ``CASE/ct/<phase>.nii.gz``
+and ``CASE/endoscopy.jpg|png``. The reader checks layout and ``case.json`` without loading any
+volume; once volumes are loaded, ``validate_case_volumes`` checks the boxes against their
+shapes. Problems are collected per case (``CaseData.problems``, ``row`` = the case's 1-based
+position in folder-name order): rejecting the whole import is the caller's decision.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import stat
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar
+
+from annotations.formats.errors import FormatError, RowProblem
+
+PHASES = ("non_contrast", "arterial", "venous", "delayed")
+BOX_LABELS = ("tumor", "lymph_node", "stomach")
+REPORT_KINDS = ("diagnostic", "ct", "endoscopy")
+REQUIRED_FIELDS = ("case_id", "tnm", "indicators", "reports", "boxes", "vqa")
+ENDOSCOPY_NAMES = ("endoscopy.jpg", "endoscopy.jpeg", "endoscopy.png")
+NIFTI_SUFFIXES = (".nii.gz", ".nii")
+DEFAULT_MAX_ZIP_BYTES = 4 * 1024**3
+DEFAULT_MAX_ZIP_ENTRIES = 200_000
+_COPY_CHUNK = 1024 * 1024
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Indicator:
+    """One biochemical indicator (serum test or tumor marker)."""
+
+    name: str
+    value: float | str | None
+    unit: str | None
+    reference_range: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class BoxSpec:
+    """A 3D box on one phase: end-exclusive voxel range ``(x0, y0, z0, x1, y1, z1)``."""
+
+    phase: str
+    label: str
+    voxel: tuple[int, int, int, int, int, int]
+
+
+@dataclass(frozen=True)
+class VqaSpec:
+    """A multiple-choice question about the case; ``answer`` is the option letter."""
+
+    question: str
+    options: list[str]
+    answer: str
+    task: str
+
+
+@dataclass
+class CaseData:
+    """One case as read from its folder; ``problems`` is empty when the case is valid."""
+
+    case_id: str
+    tnm: str | None
+    indicators: list[Indicator]
+    reports: dict[str, str | None]
+    boxes: list[BoxSpec]
+    vqa: list[VqaSpec]
+    phases: dict[str, Path]
+    endoscopy: Path | None
+    folder: Path
+    row: int = 0
+    problems: list[RowProblem] = field(default_factory=list)
+
+
+def read_gastricx_root(root: Path) -> Iterator[CaseData]:
+    """Cases under ``root``, one per folder holding a ``case.json``, in folder-name order.
+
+    A root that is itself a case folder, or that wraps the case folders in one extra folder
+    (as zips often do), is accepted. Raises ``FormatError`` when no case can be found.
+    """
+    folders = _case_folders(Path(root))
+    return _read_cases(folders)
+
+
+def read_gastricx_zip(
+    zip_path: Path,
+    extract_to: Path,
+    *,
+    max_total_bytes: int = DEFAULT_MAX_ZIP_BYTES,
+    max_entries: int = DEFAULT_MAX_ZIP_ENTRIES,
+) -> Iterator[CaseData]:
+    """Safely extract ``zip_path`` into the empty folder ``extract_to``, then read its cases.
+
+    Refuses (``FormatError``, nothing left extracted) entries that would land outside
+    ``extract_to`` (``..``, absolute paths, drive letters, symlinks), encrypted entries, more
+    than ``max_entries`` entries and more than ``max_total_bytes`` uncompressed bytes, counted
+    while writing so that a lying header cannot get past the limit.
+    """
+    extract_to = Path(extract_to)
+    if extract_to.exists() and any(extract_to.iterdir()):
+        raise FormatError(RowProblem(0, None, f"extraction folder {extract_to} is not empty"))
+    extract_to.mkdir(parents=True, exist_ok=True)
+    try:
+        _extract_safely(Path(zip_path), extract_to, max_total_bytes, max_entries)
+    except BaseException:
+        shutil.rmtree(extract_to, ignore_errors=True)
+        raise
+    return read_gastricx_root(extract_to)
+
+
+def validate_case_volumes(
+    case: CaseData, shapes: dict[str, tuple[int, int, int]]
+) -> list[RowProblem]:
+    """Problems with the case's boxes once volumes are loaded; ``shapes`` maps phase → (z, y, x)."""
+    problems = []
+    for number, box in enumerate(case.boxes):
+        column = f"boxes[{number}].voxel"
+        shape = shapes.get(box.phase)
+        if shape is None:
+            problems.append(RowProblem(case.row, column, f"no {box.phase} volume for this box"))
+            continue
+        sizes = {"x": shape[2], "y": shape[1], "z": shape[0]}
+        for axis, name in enumerate("xyz"):
+            if box.voxel[axis + 3] > sizes[name]:
+                reason = (
+                    f"{name}1={box.voxel[axis + 3]} is outside the {box.phase} volume "
+                    f"({name} size {sizes[name]})"
+                )
+                problems.append(RowProblem(case.row, column, reason))
+    return problems
+
+
+# --- zip extraction ----------------------------------------------------------------------------
+
+
+def _extract_safely(zip_path: Path, target: Path, max_total: int, max_entries: int) -> None:
+    try:
+        archive = zipfile.ZipFile(zip_path)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise FormatError(RowProblem(0, None, f"not a readable zip file: {error}")) from None
+    with archive:
+        entries = archive.infolist()
+        if len(entries) > max_entries:
+            raise FormatError(
+                RowProblem(0, None, f"zip has {len(entries)} entries, limit {max_entries}")
+            )
+        declared = sum(entry.file_size for entry in entries)
+        if declared > max_total:
+            raise FormatError(RowProblem(0, None, _too_big(declared, max_total)))
+        root = target.resolve()
+        written = 0
+        for entry in entries:
+            destination = _safe_destination(entry, root)
+            if entry.is_dir():
+                destination.mkdir(parents=True, exist_ok=True)
+                continue
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            written = _copy_entry(archive, entry, destination, written, max_total)
+
+
+def _safe_destination(entry: zipfile.ZipInfo, root: Path) -> Path:
+    name = entry.filename.replace("\\", "/")
+    path = PurePosixPath(name)
+    refuse = None
+    if path.is_absolute() or (len(name) > 1 and name[1] == ":"):
+        refuse = "absolute path"
+    elif ".." in path.parts:
+        refuse = "'..' climbs out of the extraction folder"
+    elif stat.S_ISLNK(entry.external_attr >> 16):
+        refuse = "symbolic links are not allowed"
+    elif entry.flag_bits & 0x1:
+        refuse = "encrypted entries are not supported"
+    destination = root.joinpath(*path.parts)
+    if refuse is None and not destination.resolve().is_relative_to(root):
+        refuse = "resolves outside the extraction folder"
+    if refuse is not None:
+        raise FormatError(RowProblem(0, entry.filename, f"unsafe zip entry: {refuse}"))
+    return destination
+
+
+def _copy_entry(
+    archive: zipfile.ZipFile, entry: zipfile.ZipInfo, destination: Path, written: int, limit: int
+) -> int:
+    try:
+        with archive.open(entry) as source, destination.open("wb") as sink:
+            while chunk := source.read(_COPY_CHUNK):
+                written += len(chunk)
+                if written > limit:
+                    raise FormatError(RowProblem(0, entry.filename, _too_big(written, limit)))
+                sink.write(chunk)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as error:
+        raise FormatError(RowProblem(0, entry.filename, f"corrupt zip entry: {error}")) from None
+    return written
+
+
+def _too_big(size: int, limit: int) -> str:
+    return f"zip expands to more than {limit:,} bytes ({size:,}): refused as a decompression bomb"
+
+
+# --- case folders ------------------------------------------------------------------------------
+
+
+def _visible_dirs(folder: Path) -> list[Path]:
+    # __MACOSX and dot-folders are archive clutter, not cases.
+    return sorted(
+        p for p in folder.iterdir() if p.is_dir() and not p.name.startswith((".", "__MACOSX"))
+    )
+
+
+def _case_folders(root: Path) -> list[Path]:
+    if not root.is_dir():
+        raise FormatError(RowProblem(0, None, f"Gastric-X root folder not found: {root}"))
+    if (root / "case.json").is_file():
+        return [root]
+    subfolders = _visible_dirs(root)
+    if not any((p / "case.json").is_file() for p in subfolders) and len(subfolders) == 1:
+        return _case_folders(subfolders[0])
+    if not any((p / "case.json").is_file() for p in subfolders):
+        raise FormatError(RowProblem(0, None, "no case folders (CASE/case.json) found"))
+    return subfolders
+
+
+def _read_cases(folders: list[Path]) -> Iterator[CaseData]:
+    seen: dict[str, str] = {}
+    for row, folder in enumerate(folders, start=1):
+        case = read_case_folder(folder, row=row)
+        if case.case_id and case.case_id in seen:
+            reason = f"case_id {case.case_id!r} already used by folder {seen[case.case_id]}"
+            case.problems.append(RowProblem(row, "case_id", reason))
+        seen.setdefault(case.case_id, folder.name)
+        yield case
+
+
+def read_case_folder(folder: Path, *, row: int = 1) -> CaseData:
+    """Read and check one case folder; problems are collected in the returned ``CaseData``."""
+    problems: list[RowProblem] = []
+    data = _load_case_json(folder, row, problems)
+    phases = _find_phases(folder, row, problems)
+    case = CaseData(
+        case_id=_case_id(data, folder, row, problems),
+        tnm=_optional_text(data, "tnm", row, problems),
+        indicators=_parse_list(data, "indicators", _parse_indicator, row, problems),
+        reports=_parse_reports(data.get("reports"), row, problems),
+        boxes=_parse_list(data, "boxes", _parse_box, row, problems),
+        vqa=_parse_list(data, "vqa", _parse_vqa, row, problems),
+        phases=phases,
+        endoscopy=_find_endoscopy(folder, row, problems),
+        folder=folder,
+        row=row,
+        problems=problems,
+    )
+    for number, box in enumerate(case.boxes):
+        if phases and box.phase not in phases:
+            reason = f"box on phase {box.phase!r} but the case has no {box.phase} CT"
+            problems.append(RowProblem(row, f"boxes[{number}].phase", reason))
+    return case
+
+
+def _load_case_json(folder: Path, row: int, problems: list[RowProblem]) -> dict[str, Any]:
+    path = folder / "case.json"
+    if not path.is_file():
+        problems.append(RowProblem(row, None, f"folder {folder.name} has no case.json"))
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        problems.append(
+            RowProblem(row, None, f"{folder.name}/case.json is not valid JSON: {error}")
+        )
+        return {}
+    if not isinstance(data, dict):
+        problems.append(RowProblem(row, None, f"{folder.name}/case.json must hold a JSON object"))
+        return {}
+    for name in REQUIRED_FIELDS:
+        if name not in data:
+            problems.append(RowProblem(row, name, f"{folder.name}/case.json lacks field {name!r}"))
+    return data
+
+
+def _case_id(data: dict[str, Any], folder: Path, row: int, problems: list[RowProblem]) -> str:
+    value = data.get("case_id")
+    if "case_id" in data and (not isinstance(value, str) or not value.strip()):
+        problems.append(RowProblem(row, "case_id", "case_id must be a non-empty string"))
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _optional_text(
+    data: dict[str, Any], name: str, row: int, problems: list[RowProblem]
+) -> str | None:
+    value = data.get(name)
+    if value is not None and not isinstance(value, str):
+        problems.append(RowProblem(row, name, f"{name} must be a string or null"))
+        return None
+    return value
+
+
+def _parse_list(
+    data: dict[str, Any],
+    name: str,
+    parse: Callable[[dict[str, Any]], T],
+    row: int,
+    problems: list[RowProblem],
+) -> list[T]:
+    values = data.get(name, [])
+    if not isinstance(values, list):
+        problems.append(RowProblem(row, name, f"{name} must be a list"))
+        return []
+    parsed: list[T] = []
+    for number, value in enumerate(values):
+        column = f"{name}[{number}]"
+        if not isinstance(value, dict):
+            problems.append(RowProblem(row, column, "must be a JSON object"))
+            continue
+        try:
+            parsed.append(parse(value))
+        except ValueError as error:
+            problems.append(RowProblem(row, column, str(error)))
+    return parsed
+
+
+def _parse_indicator(value: dict[str, Any]) -> Indicator:
+    name = value.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError("indicator needs a non-empty name")
+    amount = value.get("value")
+    if isinstance(amount, bool) or not isinstance(amount, int | float | str | None):
+        raise ValueError(f"indicator {name}: value must be a number, a string or null")
+    unit = value.get("unit")
+    if unit is not None and not isinstance(unit, str):
+        raise ValueError(f"indicator {name}: unit must be a string or null")
+    return Indicator(
+        name=name.strip(),
+        value=float(amount) if isinstance(amount, int | float) else amount,
+        unit=unit,
+        reference_range=_reference_range(name, value.get("reference_range")),
+    )
+
+
+def _reference_range(name: str, value: Any) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    numbers = value if isinstance(value, list) and len(value) == 2 else None
+    if numbers is None or not all(_is_number(v) for v in numbers) or numbers[0] > numbers[1]:
+        raise ValueError(f"indicator {name}: reference_range must be [low, high] or null")
+    return (float(numbers[0]), float(numbers[1]))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _parse_reports(value: Any, row: int, problems: list[RowProblem]) -> dict[str, str | None]:
+    reports: dict[str, str | None] = dict.fromkeys(REPORT_KINDS)
+    if value is None:
+        return reports
+    if not isinstance(value, dict):
+        problems.append(RowProblem(row, "reports", "reports must be an object"))
+        return reports
+    for kind, text in value.items():
+        if kind not in REPORT_KINDS:
+            problems.append(
+                RowProblem(
+                    row, "reports", f"unknown report {kind!r}; expected {', '.join(REPORT_KINDS)}"
+                )
+            )
+        elif text is not None and not isinstance(text, str):
+            problems.append(RowProblem(row, f"reports.{kind}", "a report must be a string or null"))
+        else:
+            reports[kind] = text
+    return reports
+
+
+def _parse_box(value: dict[str, Any]) -> BoxSpec:
+    phase, label, voxel = value.get("phase"), value.get("label"), value.get("voxel")
+    if phase not in PHASES:
+        raise ValueError(f"unknown phase {phase!r}; expected one of {', '.join(PHASES)}")
+    if label not in BOX_LABELS:
+        raise ValueError(f"unknown label {label!r}; expected one of {', '.join(BOX_LABELS)}")
+    if not isinstance(voxel, list) or len(voxel) != 6 or not all(_is_int(v) for v in voxel):
+        raise ValueError(f"voxel must be 6 integers [x0, y0, z0, x1, y1, z1], got {voxel!r}")
+    for axis, name in enumerate("xyz"):
+        if voxel[axis] < 0 or voxel[axis + 3] <= voxel[axis]:
+            raise ValueError(f"need 0 ≤ {name}0 < {name}1 (end-exclusive), got {voxel!r}")
+    return BoxSpec(phase=phase, label=label, voxel=tuple(voxel))  # type: ignore[arg-type]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _parse_vqa(value: dict[str, Any]) -> VqaSpec:
+    question, options = value.get("question"), value.get("options")
+    answer, task = value.get("answer"), value.get("task", "")
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("question must be a non-empty string")
+    if not _is_option_list(options):
+        raise ValueError("options must be a list of 2 to 26 non-empty strings")
+    letters = [chr(ord("A") + i) for i in range(len(options))]
+    if not isinstance(answer, str) or answer.strip().upper() not in letters:
+        raise ValueError(f"answer {answer!r} is not one of the option letters {''.join(letters)}")
+    if task is not None and not isinstance(task, str):
+        raise ValueError("task must be a string")
+    return VqaSpec(
+        question=question, options=list(options), answer=answer.strip().upper(), task=task or ""
+    )
+
+
+def _is_option_list(options: Any) -> bool:
+    return (
+        isinstance(options, list)
+        and 2 <= len(options) <= 26
+        and all(isinstance(o, str) and o.strip() for o in options)
+    )
+
+
+def _find_phases(folder: Path, row: int, problems: list[RowProblem]) -> dict[str, Path]:
+    ct = folder / "ct"
+    found: dict[str, Path] = {}
+    entries = sorted(p for p in ct.iterdir() if not p.name.startswith(".")) if ct.is_dir() else []
+    for entry in entries:
+        phase = _phase_name(entry)
+        if phase is None:
+            continue
+        if phase not in PHASES:
+            problems.append(
+                RowProblem(row, "ct", f"unknown phase {entry.name!r}; expected {', '.join(PHASES)}")
+            )
+        elif phase in found:
+            problems.append(
+                RowProblem(
+                    row, "ct", f"phase {phase} given twice ({found[phase].name}, {entry.name})"
+                )
+            )
+        else:
+            found[phase] = entry
+    if not found:
+        problems.append(
+            RowProblem(row, "ct", f"no CT in {folder.name}/ct/ (<phase>/ or <phase>.nii.gz)")
+        )
+    return found
+
+
+def _phase_name(entry: Path) -> str | None:
+    if entry.is_dir():
+        return entry.name
+    for suffix in NIFTI_SUFFIXES:
+        if entry.name.endswith(suffix):
+            return entry.name[: -len(suffix)]
+    return None  # stray files (notes, checksums) are not phases
+
+
+def _find_endoscopy(folder: Path, row: int, problems: list[RowProblem]) -> Path | None:
+    found = [folder / name for name in ENDOSCOPY_NAMES if (folder / name).is_file()]
+    if len(found) > 1:
+        names = ", ".join(p.name for p in found)
+        problems.append(RowProblem(row, "endoscopy", f"several endoscopy images ({names})"))
+    return found[0] if found else None
+
+
+def all_problems(cases: Sequence[CaseData]) -> list[RowProblem]:
+    """Every problem of every case, in case order (for an all-or-nothing import report)."""
+    return [problem for case in cases for problem in case.problems]

@@ -1,0 +1,75 @@
+"""Tab-separated records from a byte stream, parsed the way pandas reads a TSV.
+
+VLMEvalKit reads benchmark files with `pandas.read_csv(path, sep='\\t')`: double
+quotes group a cell (tabs, newlines and doubled quotes inside), a quote inside an
+unquoted cell is literal, blank lines are skipped. Python's csv module in its
+non-strict mode parses the same way, one record at a time, so memory stays at one
+row however large the file.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+from collections.abc import Generator, Iterator
+from typing import BinaryIO
+
+from annotations.formats.errors import FormatError, RowProblem
+
+# Base64 image cells are many megabytes; the csv default limit is 128 KiB.
+MAX_CELL_CHARS = 2**31 - 1
+csv.field_size_limit(MAX_CELL_CHARS)
+
+# Fed after the last line. Real lines never contain NUL (we reject them), so the
+# sentinel is unambiguous: it arrives alone when the file ended cleanly, or glued
+# to the last cell when the file stopped inside a quoted cell (a truncated file).
+_END_SENTINEL = "\x00clinreview-end-of-file\x00"
+
+
+class _TextProblem(Exception):
+    """Raised from inside the line feed, turned into a FormatError with a row."""
+
+
+def read_records(stream: BinaryIO) -> Generator[tuple[int, list[str]], None, None]:
+    """Yield `(row_number, cells)`; the header is row 0, blank lines are skipped.
+
+    Raises `FormatError` for text that is not UTF-8, binary data (NUL bytes) and a
+    file that ends inside a quoted cell. The caller keeps ownership of `stream`.
+    """
+    reader = csv.reader(_checked_lines(stream), delimiter="\t", quotechar='"', strict=False)
+    row_number = 0
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except _TextProblem as exc:
+            raise FormatError(RowProblem(row_number, None, str(exc))) from None
+        except csv.Error as exc:
+            raise FormatError(RowProblem(row_number, None, f"unreadable TSV: {exc}")) from None
+        if not cells:
+            continue
+        if _END_SENTINEL in cells[-1]:
+            if cells == [_END_SENTINEL]:
+                return
+            reason = "truncated file: a quoted cell is never closed"
+            raise FormatError(RowProblem(row_number, None, reason))
+        yield row_number, cells
+        row_number += 1
+
+
+def _checked_lines(stream: BinaryIO) -> Iterator[str]:
+    # Decoding line by line (not in 8 KiB chunks as TextIOWrapper does) lets an
+    # encoding error be reported at the row where it is.
+    for line_number, raw in enumerate(iter(stream.readline, b""), start=1):
+        if line_number == 1 and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8) :]
+        if b"\x00" in raw:
+            raise _TextProblem(f"binary data (NUL byte) on line {line_number}: not a TSV file")
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _TextProblem(
+                f"not UTF-8 text on line {line_number}: {exc.reason} (byte 0x{raw[exc.start]:02x})"
+            ) from None
+    yield _END_SENTINEL + "\n"

@@ -1,0 +1,171 @@
+"""The loopback fake server other suites rely on must itself behave as documented."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from annotations.inference import build_mcq_prompt, build_medqdeg_prompt
+from tests.support.fake_openai import (
+    FakeOpenAIServer,
+    Reply,
+    extract_question,
+    flaky,
+    oracle,
+    varied_formats,
+)
+
+OPTIONS = {"A": "Polyp", "B": "Ulcer", "C": "Erosion", "D": "Normal"}
+
+
+def post_chat(server: FakeOpenAIServer, content: str) -> tuple[int, dict[str, str], bytes]:
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": content}]}).encode()
+    request = urllib.request.Request(
+        f"{server.base_url}/chat/completions",
+        data=body,
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def answer_of(server: FakeOpenAIServer, content: str) -> str:
+    status, _, payload = post_chat(server, content)
+    assert status == 200
+    return json.loads(payload)["choices"][0]["message"]["content"]
+
+
+def test_it_answers_a_chat_completion_with_usage():
+    with FakeOpenAIServer(
+        lambda request_json, attempt_no: Reply(text="The answer is B.")
+    ) as server:
+        status, _, payload = post_chat(server, "one two three")
+
+    body = json.loads(payload)
+    assert status == 200
+    assert body["object"] == "chat.completion"
+    assert body["choices"][0]["message"] == {"role": "assistant", "content": "The answer is B."}
+    assert body["usage"] == {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
+
+
+def test_flaky_counts_attempts_per_request_body():
+    with FakeOpenAIServer(flaky(first_n_fail=1, status=429, retry_after="2")) as server:
+        first_a = post_chat(server, "item a")
+        first_b = post_chat(server, "item b")
+        second_a = post_chat(server, "item a")
+
+    assert first_a[0] == 429 and first_a[1]["Retry-After"] == "2"
+    assert first_b[0] == 429
+    assert second_a[0] == 200
+
+
+def test_it_sends_a_raw_body_verbatim():
+    with FakeOpenAIServer(lambda request_json, attempt_no: Reply(raw_body=b"{not json")) as server:
+        status, _, payload = post_chat(server, "q")
+
+    assert (status, payload) == (200, b"{not json")
+
+
+def test_varied_formats_answers_in_several_styles_and_repeats_itself():
+    prompts = [build_mcq_prompt(f"Finding number {n}?", OPTIONS) for n in range(40)]
+    with FakeOpenAIServer(varied_formats) as server:
+        answers = [answer_of(server, prompt) for prompt in prompts]
+        again = [answer_of(server, prompt) for prompt in prompts]
+
+    assert answers == again
+    assert any(answer in {"A", "B", "C", "D"} for answer in answers)
+    assert any(answer.startswith("The answer is ") for answer in answers)
+    assert any(answer.startswith("**") for answer in answers)
+    assert any(answer.startswith("(") and ") " in answer for answer in answers)
+    assert any("cannot determine" in answer for answer in answers)
+
+
+def test_oracle_is_right_at_about_the_requested_rate_and_stable():
+    gold = {f"Question {n}?": "ABCD"[n % 4] for n in range(200)}
+    script = oracle(gold, accuracy=0.7, seed=3)
+    with FakeOpenAIServer(script) as server:
+        answers = {q: answer_of(server, build_mcq_prompt(q, OPTIONS)) for q in gold}
+        repeated = answer_of(server, build_mcq_prompt("Question 5?", OPTIONS))
+
+    correct = sum(answers[q] == gold[q] for q in gold)
+    assert 120 <= correct <= 160
+    assert repeated == answers["Question 5?"]
+    assert set(answers.values()) <= {"A", "B", "C", "D"}
+
+
+def test_oracle_finds_the_question_in_medqdeg_and_custom_prompts():
+    script = oracle({"Is this CT?": "B"}, accuracy=1.0)
+    with FakeOpenAIServer(script) as server:
+        medqdeg = answer_of(server, build_medqdeg_prompt("Is this CT?", {"A": "No", "B": "Yes"}))
+        custom = answer_of(server, "Look closely. Is this CT? Reply A or B.")
+        unknown = answer_of(server, build_mcq_prompt("Never asked?", OPTIONS))
+
+    assert (medqdeg, custom) == ("B", "B")
+    assert "cannot determine" in unknown
+
+
+def test_extract_question_reads_both_prompt_styles():
+    assert extract_question(build_mcq_prompt("Where?", OPTIONS, hint="h")) == "Where?"
+    assert extract_question(build_medqdeg_prompt("Which one?", OPTIONS)) == "Which one?"
+
+
+def test_it_serves_concurrent_requests_in_parallel():
+    # Every handler waits until all ten are in flight: a serial server would break the barrier.
+    barrier = threading.Barrier(10)
+
+    def rendezvous(request_json, attempt_no):
+        barrier.wait(timeout=10)
+        return Reply(text="A")
+
+    with FakeOpenAIServer(rendezvous) as server, ThreadPoolExecutor(max_workers=10) as pool:
+        statuses = list(pool.map(lambda n: post_chat(server, f"q{n}")[0], range(10)))
+
+    assert statuses == [200] * 10
+    assert not barrier.broken
+    assert len(server.requests) == 10
+
+
+def test_it_answers_404_elsewhere():
+    with FakeOpenAIServer() as server:
+        request = urllib.request.Request(f"{server.base_url}/embeddings", data=b"{}")
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=5)
+
+    assert caught.value.code == 404
+
+
+def test_it_runs_standalone_from_the_command_line():
+    script = Path(__file__).resolve().parents[1] / "support" / "fake_openai.py"
+    process = subprocess.Popen(
+        [sys.executable, str(script), "--port", "0", "--script", "letter"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        banner = process.stdout.readline()
+        base_url = banner.split()[4]
+        request = urllib.request.Request(
+            f"{base_url}/chat/completions",
+            data=json.dumps(
+                {"model": "m", "messages": [{"role": "user", "content": "q"}]}
+            ).encode(),
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            body = json.loads(response.read())
+    finally:
+        process.terminate()
+        process.wait(timeout=5)
+
+    assert banner.startswith("fake OpenAI server on http://127.0.0.1:")
+    assert body["choices"][0]["message"]["content"] == "A"
