@@ -30,6 +30,8 @@ test: $(VENV)/.installed-test chromium
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
+	$(MAKE) --no-print-directory check-deploy
 	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
 
 integration: $(VENV)/.installed-test

@@ -3,7 +3,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.core.files.storage import default_storage
 from django.core.management import CommandError, call_command
 
@@ -98,7 +97,8 @@ def test_it_imports_an_endobench_tsv_with_taxonomy_images_and_revisions(tmp_path
     assert benchmark.taxonomy["scene"] == ["Gastroscopy"]
 
 
-def test_it_stores_nothing_when_one_row_is_bad(tmp_path):
+def test_it_stores_nothing_when_one_row_is_bad(tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
     rows = [
         MCQ_HEADER,
         mcq_row(1, b64(jpeg_bytes("red"))),

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import authenticate
+from django.core.management import call_command
+
+from annotations.access import user_roles
+from annotations.models import Benchmark, Case, Item, Volume
+
+pytestmark = pytest.mark.django_db
+
+
+def test_seed_demo_creates_all_three_families_and_one_user_per_role_once(capsys):
+    call_command("seed_demo", verbosity=0)
+
+    families = dict(Benchmark.objects.values_list("name", "family"))
+    assert families == {
+        "endobench-demo": "endobench",
+        "medqdeg-demo": "medqdeg",
+        "gastricx-demo": "gastricx",
+    }
+    endo = Item.objects.filter(benchmark__name="endobench-demo")
+    assert endo.count() == 60
+    assert (
+        endo.exclude(scene="").count() == 60 and endo.filter(item_images__isnull=True).count() == 0
+    )
+    modalities = set(
+        Item.objects.filter(benchmark__name="medqdeg-demo").values_list("modality", flat=True)
+    )
+    assert {"CT", "MRI", "Dermoscopy", "Histopathology"} <= modalities
+    assert Case.objects.filter(benchmark__name="gastricx-demo").count() == 2
+    phases = set(Volume.objects.values_list("phase", flat=True))
+    assert phases == {"non_contrast", "arterial", "venous", "delayed"}
+
+    for username, role in [
+        ("curator", "curator"),
+        ("reviewer", "reviewer"),
+        ("reviewer2", "reviewer"),
+        ("adjudicator", "adjudicator"),
+    ]:
+        user = authenticate(username=username, password=f"{username}-demo")
+        assert user is not None and role in user_roles(user)
+    assert "seeded 3 demo benchmark(s)" in capsys.readouterr().out
+
+    call_command("seed_demo", verbosity=0)  # idempotent: a second run adds nothing
+    assert (
+        Benchmark.objects.count() == 3
+        and Item.objects.filter(benchmark__name="endobench-demo").count() == 60
+    )
+    assert "already present" in capsys.readouterr().out
