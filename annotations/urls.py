@@ -2,7 +2,18 @@ from __future__ import annotations
 
 from django.urls import path
 
+from annotations.views import adjudication as adjudication_views
+from annotations.views import agreement as agreement_views
+from annotations.views import cases as case_views
 from annotations.views import core, imports
+from annotations.views import grading as grading_views
+from annotations.views import human_baseline as baseline_views
+from annotations.views import pairs as pair_views
+from annotations.views import releases as release_views
+from annotations.views import review as review_views
+from annotations.views import runs as run_views
+from annotations.views import triage as triage_views
+from annotations.views import volumes as volume_views
 
 urlpatterns = [
     path("", core.dashboard, name="dashboard"),
@@ -12,4 +23,72 @@ urlpatterns = [
     path("items/<int:pk>/", core.item_detail, name="item"),
     path("images/<str:sha256>", core.image_file, name="image"),
     path("healthz", core.health, name="health"),
+    path("pairs/", pair_views.pairs_home, name="pairs"),
+    path("pairs/blind/", pair_views.pairs_blind_toggle, name="pairs-blind"),
+    path("pairs/next/", pair_views.pair_next, name="pair-next"),
+    path("pairs/<int:pk>/", pair_views.pair_review, name="pair-review"),
+    path(
+        "benchmarks/<slug:name>/degrade/",
+        pair_views.benchmark_degrade_view,
+        name="benchmark-degrade",
+    ),
+    path(
+        "benchmarks/<slug:name>/robustness/",
+        pair_views.benchmark_robustness,
+        name="robustness",
+    ),
+    path("triage/", triage_views.triage_index, name="triage-index"),
+    path("benchmarks/<slug:name>/triage/", triage_views.triage_page, name="triage"),
+    path(
+        "benchmarks/<slug:name>/triage/recompute/",
+        triage_views.triage_recompute,
+        name="triage-recompute",
+    ),
+    path(
+        "benchmarks/<slug:name>/triage/suspects-first/",
+        triage_views.triage_suspects_first,
+        name="triage-suspects-first",
+    ),
+    path("runs/", run_views.run_list, name="runs"),
+    path("runs/new/", run_views.run_create, name="run-create"),
+    path("runs/<int:pk>/", run_views.run_detail, name="run"),
+    path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),
+    path("benchmarks/<slug:name>/leaderboard/", run_views.leaderboard, name="leaderboard"),
+    path("grading/", grading_views.grading_index, name="grading"),
+    path("grading/new/", grading_views.grading_session_create, name="grading-create"),
+    path("grading/ratings/", grading_views.ratings, name="grading-ratings"),
+    path("grading/<int:pk>/", grading_views.grade, name="grade"),
+    path("cases/", case_views.case_list, name="cases"),
+    path("cases/<int:pk>/", case_views.case_detail, name="case"),
+    path("benchmarks/<slug:name>/cases/", case_views.case_list, name="benchmark-cases"),
+    path("volumes/<int:pk>/slices/<int:z>.png", volume_views.volume_slice_png, name="volume-slice"),
+    path("volumes/<int:pk>/voxels", volume_views.volume_voxels, name="volume-voxels"),
+    path("review/", review_views.queue, name="review-queue"),
+    path("review/items/<int:pk>/", review_views.review_item, name="review-item"),
+    path("items/<int:pk>/history/", adjudication_views.item_history, name="item-history"),
+    path("adjudication/", adjudication_views.adjudication_list, name="adjudication"),
+    path("adjudication/items/<int:pk>/", adjudication_views.adjudicate, name="adjudicate"),
+    path("benchmarks/<slug:name>/assign/", review_views.assign, name="review-assign"),
+    path("agreement/", agreement_views.agreement_index, name="agreement-index"),
+    path("benchmarks/<slug:name>/agreement/", agreement_views.agreement, name="agreement"),
+    path("baseline/", baseline_views.baseline_list, name="baseline-list"),
+    path("baseline/<int:pk>/", baseline_views.baseline_answer, name="baseline"),
+    path(
+        "benchmarks/<slug:name>/human-baseline/", baseline_views.baseline_open, name="baseline-open"
+    ),
+    path("releases/", release_views.release_list, name="releases"),
+    path("releases/<int:pk>/", release_views.release_detail, name="release"),
+    path("releases/<int:pk>/retry/", release_views.release_retry_view, name="release-retry"),
+    path("releases/<int:pk>/diff/", release_views.release_diff, name="release-diff"),
+    path(
+        "releases/<int:pk>/files/<str:filename>",
+        release_views.release_download,
+        name="release-file",
+    ),
+    path(
+        "benchmarks/<slug:name>/releases/",
+        release_views.release_list,
+        name="benchmark-releases",
+    ),
+    path("benchmarks/<slug:name>/releases/new/", release_views.release_new, name="release-new"),
 ]

@@ -179,17 +179,20 @@ SPECTACULAR_SETTINGS = {
 # Celery: a broker that needs no server by default (kombu's file-system transport).
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_DIR = Path(env_str("CELERY_BROKER_DIR", str(VAR_DIR / "celery-broker")))
-CELERY_BROKER_TRANSPORT_OPTIONS = (
-    {
+if CELERY_BROKER_URL.startswith("filesystem"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
         "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
         "processed_folder": str(CELERY_BROKER_DIR / "processed"),
         "store_processed": False,
     }
-    if CELERY_BROKER_URL.startswith("filesystem")
-    else {}
-)
-for _folder in ("queue", "processed") if CELERY_BROKER_TRANSPORT_OPTIONS else ():
+else:
+    # Redis redelivers an unacknowledged task (a killed worker's) after this many seconds; it must
+    # exceed the longest task, or a still-running task is handed to a second worker.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 7200)
+    }
+for _folder in ("queue", "processed") if CELERY_BROKER_URL.startswith("filesystem") else ():
     # The file-system transport expects its folders to exist before the first message.
     (CELERY_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_IGNORE_RESULT = True

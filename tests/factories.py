@@ -6,6 +6,7 @@ import io
 import itertools
 
 from django.contrib.auth import get_user_model
+from django.db.models import Max
 from PIL import Image as PILImage
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER
@@ -60,7 +61,9 @@ def make_benchmark(name: str | None = None, family: str = "vlmeval", **fields) -
 def make_item(
     benchmark: Benchmark, *, index: int | None = None, image: bytes | None = None, **fields
 ) -> Item:
-    index = index if index is not None else next(_counter)
+    if index is None:
+        highest = Item.objects.filter(benchmark=benchmark).aggregate(m=Max("source_index"))["m"]
+        index = (highest or 0) + 1
     values = {
         "question": f"Which finding is shown in frame {index}?",
         "options": ["Polyp", "Ulcer", "Normal mucosa", "Bleeding"],

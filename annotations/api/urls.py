@@ -3,11 +3,51 @@ from __future__ import annotations
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from annotations.api import cases as case_api
+from annotations.api import releases as release_api
+from annotations.api import review as review_api
+from annotations.api import runs as run_apis
 from annotations.api import views
 
 urlpatterns = [
     path("token/", views.TokenObtainApi.as_view(), name="api-token"),
     path("benchmarks/", views.BenchmarkListApi.as_view(), name="api-benchmarks"),
+    path("cases/<int:pk>/", case_api.CaseDetailApi.as_view(), name="api-case"),
+    path("volumes/<int:pk>/", case_api.VolumeDetailApi.as_view(), name="api-volume"),
+    path("volumes/<int:pk>/boxes/", case_api.VolumeBoxesApi.as_view(), name="api-volume-boxes"),
+    path("images/<str:sha256>/boxes/", case_api.ImageBoxesApi.as_view(), name="api-image-boxes"),
+    path("boxes/<int:pk>/", case_api.BoxUpdateApi.as_view(), name="api-box"),
+    path("boxes/<int:pk>/review/", case_api.BoxReviewApi.as_view(), name="api-box-review"),
+    path("boxes/<int:pk>/copy/", case_api.BoxCopyApi.as_view(), name="api-box-copy"),
+    path("runs/", run_apis.RunListCreateApi.as_view(), name="api-runs"),
+    path("runs/<int:pk>/", run_apis.RunDetailApi.as_view(), name="api-run"),
+    path("runs/<int:pk>/cancel/", run_apis.RunCancelApi.as_view(), name="api-run-cancel"),
+    path(
+        "benchmarks/<slug:name>/leaderboard/",
+        run_apis.BenchmarkLeaderboardApi.as_view(),
+        name="api-leaderboard",
+    ),
+    path("queue/next/", review_api.QueueNextApi.as_view(), name="api-queue-next"),
+    path("items/<int:pk>/", review_api.ItemDetailApi.as_view(), name="api-item"),
+    path("items/<int:pk>/reviews/", review_api.ItemReviewsApi.as_view(), name="api-item-reviews"),
+    path(
+        "items/<int:pk>/adjudication/",
+        review_api.ItemAdjudicationApi.as_view(),
+        name="api-item-adjudication",
+    ),
+    path(
+        "benchmarks/<slug:name>/assignments/",
+        review_api.BenchmarkAssignmentsApi.as_view(),
+        name="api-benchmark-assignments",
+    ),
+    path(
+        "benchmarks/<slug:name>/agreement/",
+        review_api.BenchmarkAgreementApi.as_view(),
+        name="api-benchmark-agreement",
+    ),
+    path("releases/", release_api.ReleaseListApi.as_view(), name="api-releases"),
+    path("releases/create/", release_api.ReleaseCreateApi.as_view(), name="api-release-create"),
+    path("releases/<int:pk>/", release_api.ReleaseDetailApi.as_view(), name="api-release"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

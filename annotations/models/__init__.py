@@ -32,6 +32,7 @@ from .runs import (
     RunKind,
     RunStatus,
 )
+from .triage import ImageHash, TriageFlag, TriageSetting
 
 __all__ = [
     "CURATED_STATUSES",
@@ -50,6 +51,7 @@ __all__ = [
     "Grade",
     "GradingSession",
     "Image",
+    "ImageHash",
     "Indicator",
     "Item",
     "Job",
@@ -73,6 +75,8 @@ __all__ = [
     "Severity",
     "SeverityJudgement",
     "Suspicion",
+    "TriageFlag",
+    "TriageSetting",
     "UserProfile",
     "Verdict",
     "Volume",

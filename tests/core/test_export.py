@@ -151,7 +151,7 @@ def test_a_failed_export_leaves_no_release_and_no_partial_file(tmp_path, monkeyp
         path=write_tsv(tmp_path / "s.tsv", rows), family="endobench", name="bench"
     )
     calls = {"n": 0}
-    from annotations.services import releases
+    from annotations.services.releases import sources as releases
 
     real = releases.image_bytes
 

@@ -216,6 +216,9 @@ def _error_body(status: int) -> dict[str, Any]:
 class _Handler(BaseHTTPRequestHandler):
     # HTTP/1.1 keeps connections alive, as real inference servers do; it needs Content-Length.
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two sends; with Nagle's algorithm the body would wait for the
+    # client's delayed ACK (~40 ms per answer). Real inference servers set TCP_NODELAY too.
+    disable_nagle_algorithm = True
     server: _FakeHTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:

@@ -36,6 +36,7 @@ class Command(BaseCommand):
         ]
         if not missing:
             self.stdout.write("demo data already present")
+            self._assign_demo_reviews(users)
             return
         from annotations.demo import build_demo_files
 
@@ -50,6 +51,18 @@ class Command(BaseCommand):
                 family, path = sources[name]
                 self._import(name, family, path, users["curator"], options["verbosity"])
         self.stdout.write(f"seeded {len(missing)} demo benchmark(s)")
+        self._assign_demo_reviews(users)
+
+    def _assign_demo_reviews(self, users: dict) -> None:
+        # Demo reviewers get work: each demo benchmark is double-assigned once (idempotent).
+        from annotations.models import Assignment
+        from annotations.services.review import assignments_create
+
+        reviewers = [users["reviewer"], users["reviewer2"], users["adjudicator"]]
+        for benchmark in Benchmark.objects.filter(name__in=DEMO_BENCHMARKS):
+            if not Assignment.objects.filter(item__benchmark=benchmark).exists():
+                created = assignments_create(benchmark=benchmark, reviewers=reviewers, per_item=2)
+                self.stdout.write(f"assigned {created} reviews in {benchmark.name}")
 
     def _import(self, name: str, family: str, path: Path, curator, verbosity: int) -> None:
         with tqdm(desc=f"seeding {name}", unit=" items", disable=verbosity == 0) as bar:

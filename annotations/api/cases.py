@@ -1,0 +1,243 @@
+"""API for Gastric-X cases, CT volumes and their boxes (3D on volumes, 2D on images)."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotations.access import ROLES, HasRole
+from annotations.models import Box, BoxLabel, Image, Volume
+from annotations.selectors import cases as selectors
+from annotations.services import boxes as box_services
+from annotations.services.boxes import CT_LABELS
+
+ANY_ROLE = [HasRole.of(*ROLES)]
+
+
+class VolumeOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    case = serializers.IntegerField(source="case_id")
+    phase = serializers.CharField()
+    shape = serializers.ListField(child=serializers.IntegerField(), help_text="(z, y, x)")
+    spacing = serializers.ListField(child=serializers.FloatField(), help_text="(x, y, z) mm")
+    origin = serializers.ListField(child=serializers.FloatField(), help_text="LPS mm")
+    direction = serializers.ListField(child=serializers.FloatField(), help_text="row-major 3×3")
+    hu_min = serializers.IntegerField()
+    hu_max = serializers.IntegerField()
+    series_uid = serializers.CharField(help_text="pseudonymised on import")
+
+
+class BoxOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    volume = serializers.IntegerField(source="volume_id", allow_null=True)
+    phase = serializers.SerializerMethodField()
+    image = serializers.SerializerMethodField()
+    label = serializers.CharField()
+    voxel = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="3D: [x0, y0, z0, x1, y1, z1]; 2D: [x0, y0, x1, y1]; end-exclusive",
+    )
+    mm = serializers.ListField(
+        child=serializers.ListField(child=serializers.FloatField()),
+        allow_null=True,
+        help_text="LPS mm of the centres of the first and last voxel (3D only)",
+    )
+    source = serializers.CharField()
+    state = serializers.CharField()
+    version = serializers.IntegerField()
+    author = serializers.SerializerMethodField()
+
+    def get_phase(self, box: Box) -> str | None:
+        return box.volume.phase if box.volume_id else None
+
+    def get_image(self, box: Box) -> str | None:
+        return box.image.sha256 if box.image_id else None
+
+    def get_author(self, box: Box) -> str:
+        return box.author.get_username() if box.author else ""
+
+
+class VolumeDetailApi(APIView):
+    """A CT volume's phase, shape and exact patient geometry."""
+
+    permission_classes = ANY_ROLE
+
+    @extend_schema(responses=VolumeOutputSerializer)
+    def get(self, request, pk: int):
+        volume = get_object_or_404(Volume, pk=pk)
+        return Response(VolumeOutputSerializer(volume).data)
+
+
+class CaseDetailApi(APIView):
+    """A case (by its numeric id): stage, reports, indicators, volumes and questions."""
+
+    permission_classes = ANY_ROLE
+
+    class IndicatorSerializer(serializers.Serializer):
+        name = serializers.CharField()
+        value = serializers.FloatField(allow_null=True)
+        unit = serializers.CharField()
+        reference_low = serializers.FloatField(allow_null=True)
+        reference_high = serializers.FloatField(allow_null=True)
+        out_of_range = serializers.BooleanField()
+
+    class ItemSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        source_index = serializers.IntegerField()
+        question = serializers.CharField()
+        options = serializers.ListField(child=serializers.CharField(allow_blank=True))
+        answer = serializers.CharField()
+        task = serializers.CharField()
+        status = serializers.CharField()
+        version = serializers.IntegerField()
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        case_id = serializers.CharField()
+        benchmark = serializers.CharField(source="benchmark.name")
+        tnm = serializers.CharField()
+        reports = serializers.DictField(child=serializers.CharField())
+        endoscopy_image = serializers.CharField(source="endoscopy_image.sha256", allow_null=True)
+        indicators = serializers.SerializerMethodField()
+        volumes = serializers.SerializerMethodField()
+        items = serializers.SerializerMethodField()
+
+        def get_indicators(self, case) -> list[dict]:
+            return CaseDetailApi.IndicatorSerializer(case.indicators.all(), many=True).data
+
+        def get_volumes(self, case) -> list[dict]:
+            volumes = selectors.phase_sorted(case.volumes.all())
+            return VolumeOutputSerializer(volumes, many=True).data
+
+        def get_items(self, case) -> list[dict]:
+            return CaseDetailApi.ItemSerializer(case.items.all(), many=True).data
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, pk: int):
+        case = selectors.case_for_api(pk)
+        if case is None:
+            raise NotFound
+        return Response(self.OutputSerializer(case).data)
+
+
+class VolumeBoxesApi(APIView):
+    """GET: the boxes of a volume. POST: draw a new 3D box, answered with its `mm` corners."""
+
+    permission_classes = ANY_ROLE
+
+    class InputSerializer(serializers.Serializer):
+        label = serializers.ChoiceField(choices=CT_LABELS)
+        voxel = serializers.ListField(child=serializers.IntegerField(), min_length=6, max_length=6)
+
+    @extend_schema(responses=BoxOutputSerializer(many=True))
+    def get(self, request, pk: int):
+        volume = get_object_or_404(Volume, pk=pk)
+        return Response(BoxOutputSerializer(selectors.volume_boxes(volume), many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: BoxOutputSerializer})
+    def post(self, request, pk: int):
+        data = self._validated(request)
+        volume = get_object_or_404(Volume, pk=pk)
+        box = box_services.box_create_3d(
+            volume=volume, label=data["label"], voxel=data["voxel"], user=request.user
+        )
+        return Response(BoxOutputSerializer(box).data, status=status.HTTP_201_CREATED)
+
+    def _validated(self, request) -> dict:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+class ImageBoxesApi(APIView):
+    """GET: the 2D boxes of an image. POST: draw one, `box` = [x0, y0, x1, y1] in pixels."""
+
+    permission_classes = ANY_ROLE
+
+    class InputSerializer(serializers.Serializer):
+        label = serializers.ChoiceField(choices=BoxLabel.values)
+        box = serializers.ListField(child=serializers.IntegerField(), min_length=4, max_length=4)
+
+    @extend_schema(responses=BoxOutputSerializer(many=True))
+    def get(self, request, sha256: str):
+        image = get_object_or_404(Image, sha256=sha256)
+        return Response(BoxOutputSerializer(selectors.image_boxes(image), many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: BoxOutputSerializer})
+    def post(self, request, sha256: str):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        image = get_object_or_404(Image, sha256=sha256)
+        box = box_services.box_create_2d(
+            image=image,
+            label=serializer.validated_data["label"],
+            coords=serializer.validated_data["box"],
+            user=request.user,
+        )
+        return Response(BoxOutputSerializer(box).data, status=status.HTTP_201_CREATED)
+
+
+def _box_or_404(pk: int) -> Box:
+    return get_object_or_404(Box.objects.select_related("volume", "image", "author"), pk=pk)
+
+
+class BoxUpdateApi(APIView):
+    """PATCH a box's label and/or coordinates, based on `version` (409 if stale)."""
+
+    permission_classes = ANY_ROLE
+
+    class InputSerializer(serializers.Serializer):
+        version = serializers.IntegerField(min_value=1)
+        label = serializers.CharField(required=False)
+        voxel = serializers.ListField(
+            child=serializers.IntegerField(), min_length=4, max_length=6, required=False
+        )
+
+    @extend_schema(request=InputSerializer, responses=BoxOutputSerializer)
+    def patch(self, request, pk: int):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        box = box_services.box_update(
+            box=_box_or_404(pk), user=request.user, **serializer.validated_data
+        )
+        return Response(BoxOutputSerializer(box).data)
+
+
+class BoxReviewApi(APIView):
+    """Accept or reject a box (e.g. an imported one), based on `version` (409 if stale)."""
+
+    permission_classes = ANY_ROLE
+
+    class InputSerializer(serializers.Serializer):
+        version = serializers.IntegerField(min_value=1)
+        state = serializers.ChoiceField(choices=["accepted", "rejected"])
+
+    @extend_schema(request=InputSerializer, responses=BoxOutputSerializer)
+    def post(self, request, pk: int):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        box = box_services.box_review(
+            box=_box_or_404(pk), user=request.user, **serializer.validated_data
+        )
+        return Response(BoxOutputSerializer(box).data)
+
+
+class BoxCopyApi(APIView):
+    """Copy a 3D box to another phase of its case through patient coordinates."""
+
+    permission_classes = ANY_ROLE
+
+    class InputSerializer(serializers.Serializer):
+        volume = serializers.IntegerField()
+
+    @extend_schema(request=InputSerializer, responses={201: BoxOutputSerializer})
+    def post(self, request, pk: int):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        target = get_object_or_404(Volume, pk=serializer.validated_data["volume"])
+        box = box_services.box_copy_to_phase(box=_box_or_404(pk), volume=target, user=request.user)
+        return Response(BoxOutputSerializer(box).data, status=status.HTTP_201_CREATED)

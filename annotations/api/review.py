@@ -1,0 +1,264 @@
+"""Review API: queue, items, blinded reviews, adjudication, assignments, agreement."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, ROLES, HasRole
+from annotations.models import AdjudicationChoice, Benchmark, Item, RejectReason, Verdict
+from annotations.selectors import review as selectors
+from annotations.services import review as services
+from annotations.services.agreement import benchmark_agreement, finite
+
+ERROR = inline_serializer(
+    "ReviewError",
+    {
+        "detail": serializers.CharField(),
+        "code": serializers.CharField(),
+        "current_version": serializers.IntegerField(required=False, allow_null=True),
+    },
+)
+
+
+class ContentSerializer(serializers.Serializer):
+    question = serializers.CharField()
+    hint = serializers.CharField(required=False, allow_blank=True)
+    options = serializers.ListField(child=serializers.CharField(allow_blank=True), min_length=2)
+    answer = serializers.CharField(max_length=1)
+
+
+class ItemOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    benchmark = serializers.CharField(source="benchmark.name")
+    index = serializers.IntegerField(source="source_index")
+    question = serializers.CharField()
+    hint = serializers.CharField()
+    options = serializers.ListField(child=serializers.CharField(allow_blank=True))
+    answer = serializers.CharField()
+    taxonomy = serializers.SerializerMethodField()
+    status = serializers.CharField()
+    version = serializers.IntegerField()
+    images = serializers.SerializerMethodField()
+
+    def get_taxonomy(self, item: Item) -> dict[str, str]:
+        return item.taxonomy()
+
+    def get_images(self, item: Item) -> list[str]:
+        return [reverse("image", args=[link.image.sha256]) for link in item.item_images.all()]
+
+
+def _item(pk: int) -> Item:
+    queryset = Item.objects.select_related("benchmark").prefetch_related(selectors.IMAGES)
+    return get_object_or_404(queryset, pk=pk)
+
+
+class QueueNextApi(APIView):
+    """The next item assigned to me for review; 204 when my queue is empty."""
+
+    permission_classes = [HasRole.of(REVIEWER)]
+
+    @extend_schema(responses={200: ItemOutput, 204: OpenApiResponse(description="Queue empty")})
+    def get(self, request):
+        assignment = selectors.queue_next(request.user)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(ItemOutput(_item(assignment.item_id)).data)
+
+
+class ItemDetailApi(APIView):
+    """An item's content, status and version (never its reviews)."""
+
+    permission_classes = [HasRole.of(*ROLES)]
+
+    @extend_schema(responses=ItemOutput)
+    def get(self, request, pk: int):
+        return Response(ItemOutput(_item(pk)).data)
+
+
+class ReviewOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    reviewer = serializers.CharField(source="reviewer.username")
+    item_version = serializers.IntegerField()
+    verdict = serializers.CharField()
+    content = ContentSerializer(allow_null=True)
+    reason = serializers.CharField()
+    comment = serializers.CharField()
+    seconds_spent = serializers.FloatField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class ItemReviewsApi(APIView):
+    """GET: the item's reviews (adjudicators, curators, or its reviewers once all reviews are in).
+    POST: my review of the item version I saw."""
+
+    class InputSerializer(serializers.Serializer):
+        verdict = serializers.ChoiceField(choices=Verdict.choices)
+        version = serializers.IntegerField(min_value=1)
+        content = ContentSerializer(required=False, allow_null=True)
+        reason = serializers.ChoiceField(
+            choices=RejectReason.choices, required=False, allow_blank=True
+        )
+        comment = serializers.CharField(required=False, allow_blank=True)
+        seconds_spent = serializers.FloatField(required=False, allow_null=True, min_value=0)
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        verdict = serializers.CharField()
+        item_status = serializers.CharField()
+        item_version = serializers.IntegerField()
+
+    def get_permissions(self):
+        roles = (REVIEWER,) if self.request.method == "POST" else ROLES
+        return [HasRole.of(*roles)()]
+
+    @extend_schema(responses={200: ReviewOutput(many=True), 403: ERROR})
+    def get(self, request, pk: int):
+        item = get_object_or_404(Item, pk=pk)
+        if not selectors.reviews_visible(request.user, item):
+            raise PermissionDenied("Reviews stay hidden until every review of this item is in.")
+        return Response(ReviewOutput(selectors.item_reviews(item), many=True).data)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: OutputSerializer, 400: ERROR, 409: ERROR},
+    )
+    def post(self, request, pk: int):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        item = get_object_or_404(Item.objects.select_related("benchmark"), pk=pk)
+        outcome = services.review_submit(item=item, reviewer=request.user, **data.validated_data)
+        body = {
+            "id": outcome.review.pk,
+            "verdict": outcome.review.verdict,
+            "item_status": outcome.status,
+            "item_version": outcome.version,
+        }
+        return Response(self.OutputSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
+class ItemAdjudicationApi(APIView):
+    """Resolve a disputed item: take review a or b, or write a new version (or reject it)."""
+
+    permission_classes = [HasRole.of(ADJUDICATOR)]
+
+    class InputSerializer(serializers.Serializer):
+        choice = serializers.ChoiceField(choices=AdjudicationChoice.choices)
+        version = serializers.IntegerField(min_value=1)
+        content = ContentSerializer(required=False, allow_null=True)
+        reject = serializers.BooleanField(required=False, default=False)
+        comment = serializers.CharField(required=False, allow_blank=True)
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        choice = serializers.CharField()
+        rejected = serializers.BooleanField()
+        item_status = serializers.CharField(source="item.status")
+        item_version = serializers.IntegerField()
+
+    @extend_schema(
+        request=InputSerializer, responses={201: OutputSerializer, 400: ERROR, 409: ERROR}
+    )
+    def post(self, request, pk: int):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        item = get_object_or_404(Item.objects.select_related("benchmark"), pk=pk)
+        adjudication = services.item_adjudicate(
+            item=item, adjudicator=request.user, **data.validated_data
+        )
+        return Response(self.OutputSerializer(adjudication).data, status=status.HTTP_201_CREATED)
+
+
+class BenchmarkAssignmentsApi(APIView):
+    """Assign the benchmark (or a filtered part) for double review, balanced across reviewers."""
+
+    permission_classes = [HasRole.of(CURATOR)]
+
+    class InputSerializer(serializers.Serializer):
+        reviewers = serializers.ListField(child=serializers.CharField(), min_length=1)
+        per_item = serializers.IntegerField(min_value=1, max_value=services.MAX_PER_ITEM, default=2)
+        filters = serializers.DictField(child=serializers.CharField(), required=False)
+
+    class OutputSerializer(serializers.Serializer):
+        created = serializers.IntegerField()
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 400: ERROR})
+    def post(self, request, name: str):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        benchmark = get_object_or_404(Benchmark, name=name)
+        created = services.assignments_create(
+            benchmark=benchmark,
+            reviewers=services.reviewers_by_username(data.validated_data["reviewers"]),
+            per_item=data.validated_data["per_item"],
+            filters=data.validated_data.get("filters"),
+            assigned_by=request.user,
+        )
+        return Response(self.OutputSerializer({"created": created}).data, status=201)
+
+
+class StatsSerializer(serializers.Serializer):
+    n = serializers.IntegerField()
+    percent = serializers.FloatField(allow_null=True)
+    alpha = serializers.FloatField(allow_null=True)
+    warning = serializers.BooleanField()
+
+
+class BenchmarkAgreementApi(APIView):
+    """Percent agreement, Cohen's kappa per reviewer pair and Krippendorff's alpha on verdicts."""
+
+    permission_classes = [HasRole.of(CURATOR, ADJUDICATOR)]
+
+    class OutputSerializer(serializers.Serializer):
+        benchmark = serializers.CharField()
+        overall = StatsSerializer()
+        pairs = inline_serializer(
+            "AgreementPair",
+            {
+                "reviewer_a": serializers.CharField(),
+                "reviewer_b": serializers.CharField(),
+                "n": serializers.IntegerField(),
+                "percent": serializers.FloatField(allow_null=True),
+                "kappa": serializers.FloatField(allow_null=True),
+                "warning": serializers.BooleanField(),
+            },
+            many=True,
+        )
+        by_field = serializers.DictField(child=serializers.DictField(child=StatsSerializer()))
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, name: str):
+        benchmark = get_object_or_404(Benchmark, name=name)
+        report = benchmark_agreement(benchmark=benchmark)
+        body = {
+            "benchmark": report.benchmark,
+            "overall": _stats(report.overall),
+            "pairs": [
+                {
+                    **_stats(p),
+                    "reviewer_a": p.reviewer_a,
+                    "reviewer_b": p.reviewer_b,
+                    "kappa": finite(p.kappa),
+                }
+                for p in report.pairs
+            ],
+            "by_field": {
+                field: {value: _stats(s) for value, s in values.items()}
+                for field, values in report.by_field.items()
+            },
+        }
+        return Response(self.OutputSerializer(body).data)
+
+
+def _stats(stats) -> dict:
+    return {
+        "n": stats.n,
+        "percent": finite(stats.percent),
+        "alpha": finite(getattr(stats, "alpha", float("nan"))),
+        "warning": stats.warning,
+    }

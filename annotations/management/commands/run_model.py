@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from annotations.models import Benchmark, Prediction
+from annotations.services import runs as run_services
+from annotations.services.errors import DomainError
+
+
+class Command(BaseCommand):
+    help = (
+        "Run a model (OpenAI-compatible endpoint) or a baseline over benchmark NAME in this "
+        "process, with a progress bar; print the run id and the overall accuracy."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("name", help="benchmark name")
+        parser.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. http://host/v1")
+        parser.add_argument("--model", help="model name sent to the endpoint")
+        parser.add_argument(
+            "--api-key-env", default="", help="NAME of the environment variable holding the key"
+        )
+        parser.add_argument("--baseline", choices=run_services.BASELINES)
+        parser.add_argument("--concurrency", type=int, default=4)
+        parser.add_argument("--limit", type=int, help="answer at most N items")
+        parser.add_argument("--no-image", action="store_true", help="ask without the image")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--out", type=Path, help="write scores and predictions as JSON")
+
+    def handle(self, *args, name: str, **options):
+        benchmark = Benchmark.objects.filter(name=name).first()
+        if benchmark is None:
+            raise CommandError(f"No benchmark named {name!r}.")
+        try:
+            run = run_services.run_create(
+                benchmark=benchmark,
+                endpoint=self._endpoint(options),
+                filters={"limit": options["limit"]} if options["limit"] else {},
+                with_image=not options["no_image"],
+                concurrency=options["concurrency"],
+                seed=options["seed"],
+                enqueue=False,  # executed right here, through the same service as the worker
+            )
+            with tqdm(
+                total=run.total,
+                desc=f"run {run.pk}",
+                unit=" items",
+                disable=not options["verbosity"],
+            ) as bar:
+                run = run_services.run_execute(run_id=run.pk, progress=bar.update)
+        except DomainError as error:
+            raise CommandError(str(error)) from error
+        overall = run.summary.get("overall", {}).get("accuracy")
+        if options["out"]:
+            self._write(options["out"], run)
+        shown = "n/a" if overall is None else f"{overall:.4f}"
+        self.stdout.write(f"run {run.pk}: overall accuracy {shown} ({run.completed} items)")
+
+    def _endpoint(self, options):
+        if options["baseline"]:
+            if options["base_url"] or options["model"]:
+                raise CommandError("Give either --baseline or --base-url/--model, not both.")
+            return run_services.endpoint_ensure_baseline(baseline=options["baseline"])
+        if not (options["base_url"] and options["model"]):
+            raise CommandError("Give --base-url and --model (or --baseline).")
+        host = urlsplit(options["base_url"]).netloc or options["base_url"]
+        return run_services.endpoint_ensure_openai(
+            name=f"{options['model']}@{host}"[:100],
+            base_url=options["base_url"],
+            model=options["model"],
+            api_key_env=options["api_key_env"],
+        )
+
+    def _write(self, path: Path, run) -> None:
+        summary = run.summary
+        rows = (
+            Prediction.objects.filter(run=run)
+            .order_by("item__source_index")
+            .values_list("item__source_index", "raw_text", "extracted", "hit")
+        )
+        document = {
+            "run": run.pk,
+            "overall": summary.get("overall", {}).get("accuracy"),
+            "by": {
+                field: {value: score["accuracy"] for value, score in scores.items()}
+                for field, scores in summary.get("by", {}).items()
+            },
+            "predictions": [
+                {"index": index, "prediction": text, "extracted": extracted or None, "hit": hit}
+                for index, text, extracted, hit in rows
+            ],
+        }
+        path.write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8")

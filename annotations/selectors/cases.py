@@ -1,0 +1,128 @@
+"""Reads for Gastric-X cases: case lists, the case page, volumes and their voxel caches."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db.models import Count, Prefetch, Q, QuerySet
+
+from annotations.imaging import ct
+from annotations.models import Box, BoxState, Case, Family, Item, Volume
+
+PHASE_ORDER = ("non_contrast", "arterial", "venous", "delayed")
+_OPEN_CACHES = 16
+
+
+class _MemmapCache:
+    """Open voxel memmaps kept per process, least recently used first out.
+
+    Opening a ``.npy`` costs a header parse and an mmap; keeping it open makes the slice
+    endpoint read only the pages of the slice asked for (bench/ct_slice.py).
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._open: OrderedDict[str, np.memmap] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: Path) -> np.memmap:
+        key = str(path)
+        with self._lock:
+            if key in self._open:
+                self._open.move_to_end(key)
+                return self._open[key]
+        voxels = ct.open_voxel_cache(path)
+        with self._lock:
+            self._open[key] = voxels
+            while len(self._open) > self._size:
+                self._open.popitem(last=False)
+        return voxels
+
+    def clear(self) -> None:
+        with self._lock:
+            self._open.clear()
+
+
+memmaps = _MemmapCache(_OPEN_CACHES)
+
+
+def volume_cache_file(volume: Volume) -> Path:
+    return Path(settings.MEDIA_ROOT) / volume.cache_path
+
+
+def volume_voxels(volume: Volume) -> np.memmap:
+    """The volume's HU voxels (z, y, x) int16, memory-mapped."""
+    return memmaps.get(volume_cache_file(volume))
+
+
+def phase_sorted(volumes) -> list[Volume]:
+    return sorted(volumes, key=lambda v: PHASE_ORDER.index(v.phase))
+
+
+def gastricx_cases(benchmark=None) -> QuerySet[Case]:
+    """Cases with their counts of volumes, questions, curated questions and boxes (one query)."""
+    cases = Case.objects.filter(benchmark__family=Family.GASTRICX)
+    if benchmark is not None:
+        cases = cases.filter(benchmark=benchmark)
+    return (
+        cases.select_related("benchmark", "endoscopy_image")
+        .annotate(
+            n_volumes=Count("volumes", distinct=True),
+            n_items=Count("items", distinct=True),
+            n_curated=Count(
+                "items", filter=Q(items__status__in=["agreed", "adjudicated"]), distinct=True
+            ),
+            n_boxes=Count(
+                "volumes__boxes",
+                filter=~Q(volumes__boxes__state=BoxState.REJECTED),
+                distinct=True,
+            ),
+        )
+        .order_by("benchmark__name", "case_id")
+    )
+
+
+@dataclass
+class CasePage:
+    case: Case
+    volumes: list[Volume]
+    items: list[Item]
+
+
+def case_page(case: Case) -> CasePage:
+    """Everything the case page shows, in a fixed number of queries."""
+    volumes = phase_sorted(
+        case.volumes.prefetch_related(
+            Prefetch("boxes", queryset=Box.objects.select_related("author").order_by("id"))
+        )
+    )
+    items = list(
+        Item.objects.filter(case=case).annotate(n_reviews=Count("reviews")).order_by("source_index")
+    )
+    return CasePage(case=case, volumes=volumes, items=items)
+
+
+def case_for_api(pk: int) -> Case | None:
+    return (
+        Case.objects.select_related("benchmark", "endoscopy_image")
+        .prefetch_related(
+            "indicators",
+            "volumes",
+            Prefetch("items", queryset=Item.objects.order_by("source_index")),
+        )
+        .filter(pk=pk)
+        .first()
+    )
+
+
+def volume_boxes(volume: Volume) -> QuerySet[Box]:
+    return Box.objects.filter(volume=volume).select_related("author", "volume").order_by("id")
+
+
+def image_boxes(image) -> QuerySet[Box]:
+    return Box.objects.filter(image=image).select_related("author").order_by("id")

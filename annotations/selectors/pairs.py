@@ -1,0 +1,335 @@
+"""Reads of the pair workflow: the pair queue and page, degradation overview, robustness.
+
+Each function runs a fixed number of queries whatever the benchmark size.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Prefetch, Q
+from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
+
+from annotations.models import (
+    Assignment,
+    Benchmark,
+    Item,
+    ItemImage,
+    Prediction,
+    Review,
+    Run,
+    Severity,
+)
+from annotations.scoring.accuracy import Score
+from annotations.selectors.review import Progress, next_in_queue, open_assignments
+from annotations.services.degrade import clean_items
+
+IMAGES = Prefetch("item_images", queryset=ItemImage.objects.select_related("image"))
+
+
+def _pair_assignments(user):
+    return Assignment.objects.filter(reviewer=user, item__clean_twin__isnull=False)
+
+
+def pair_queue_next(user, *, after: int | None = None) -> Assignment | None:
+    """The reviewer's next open pair assignment (after assignment `after`, wrapping round)."""
+    return next_in_queue(open_assignments(user).filter(item__clean_twin__isnull=False), after=after)
+
+
+def pair_progress(user) -> Progress:
+    row = _pair_assignments(user).aggregate(
+        total=Count("id"), done=Count("id", filter=Q(completed_at__isnull=False))
+    )
+    return Progress(done=row["done"], total=row["total"])
+
+
+@dataclass
+class PairPage:
+    item: Item  # the degraded twin
+    clean: Item
+    assignment: Assignment
+    review: Review | None  # the viewer's own review, never another's
+    progress: Progress
+
+
+def pair_page(user, pk: int) -> PairPage:
+    """A degraded twin assigned to `user`, with both images and the user's own review; else 404."""
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("item__benchmark", "item__clean_twin").prefetch_related(
+            Prefetch("item__item_images", queryset=ItemImage.objects.select_related("image")),
+            Prefetch(
+                "item__clean_twin__item_images", queryset=ItemImage.objects.select_related("image")
+            ),
+            Prefetch(
+                "item__reviews",
+                queryset=Review.objects.filter(reviewer=user).order_by("-id"),
+                to_attr="own_reviews",
+            ),
+        ),
+        item_id=pk,
+        reviewer=user,
+        item__clean_twin__isnull=False,
+    )
+    item = assignment.item
+    return PairPage(
+        item=item,
+        clean=item.clean_twin,
+        assignment=assignment,
+        review=item.own_reviews[0] if item.own_reviews else None,
+        progress=pair_progress(user),
+    )
+
+
+@dataclass
+class DegradeOverview:
+    clean_by_modality: list[tuple[str, int]]
+    twins_by_kind: list[tuple[str, int, int]]  # kind, mild, severe
+    twins: int
+
+
+def degrade_overview(benchmark: Benchmark) -> DegradeOverview:
+    """What a curator needs before degrading: clean items per modality, twins per kind."""
+    clean = clean_items(benchmark).values("modality").annotate(n=Count("id")).order_by("modality")
+    twins: dict[str, Counter] = defaultdict(Counter)
+    rows = (
+        Item.objects.filter(benchmark=benchmark, clean_twin__isnull=False)
+        .values("degradation_type", "degradation_severity")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for row in rows:
+        twins[row["degradation_type"]][row["degradation_severity"]] += row["n"]
+    return DegradeOverview(
+        clean_by_modality=[(row["modality"], row["n"]) for row in clean],
+        twins_by_kind=[(k, twins[k]["mild"], twins[k]["severe"]) for k in sorted(twins)],
+        twins=sum(sum(c.values()) for c in twins.values()),
+    )
+
+
+def pair_benchmarks() -> list[tuple[Benchmark, int, int]]:
+    """Benchmarks with a modality on some item: (benchmark, items, degraded twins)."""
+    rows = (
+        Item.objects.exclude(modality="")
+        .values("benchmark_id")
+        .annotate(n=Count("id"), twins=Count("id", filter=Q(clean_twin__isnull=False)))
+        .order_by()
+    )
+    counts = {row["benchmark_id"]: (row["n"], row["twins"]) for row in rows}
+    benchmarks = Benchmark.objects.filter(pk__in=list(counts)).order_by("name")
+    return [(b, *counts[b.pk]) for b in benchmarks]
+
+
+# --- robustness ----------------------------------------------------------------------------
+
+CLEAN = Severity.CLEAN.value
+LEVELS = (CLEAN, Severity.MILD.value, Severity.SEVERE.value)
+GROUPINGS = (("modality", "modality"), ("degradation_type", "kind"), ("source", "source"))
+
+
+@dataclass
+class GroupRow:
+    label: str
+    scores: dict[str, Score]  # by level; absent level = no prediction there
+    drop: float | None  # accuracy on degraded twins minus on their clean items (paired)
+    pairs: int
+
+
+@dataclass
+class RunRobustness:
+    run: Run
+    overall: dict[str, Score]
+    drop: float | None
+    pairs: int
+    groups: dict[str, list[GroupRow]] = field(default_factory=dict)
+    charts: list[tuple[str, Chart]] = field(default_factory=list)
+
+    @property
+    def drop_text(self) -> str:
+        return format_drop(self.drop)
+
+
+def format_drop(drop: float | None) -> str:
+    """A drop in percentage points, signed; '' when there is no pair to compare."""
+    return "" if drop is None else f"{100.0 * drop:+.1f} pp"
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.levels: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        self.paired = [0, 0, 0]  # twins, twin hits, clean-twin hits
+        self.clean_of_twins: dict[int, bool] = {}
+
+    def add(self, level: str, hit: bool) -> None:
+        self.levels[level][0] += 1
+        self.levels[level][1] += hit
+
+    def add_pair(self, hit: bool, clean_id: int, clean_hit: bool) -> None:
+        self.paired[0] += 1
+        self.paired[1] += hit
+        self.paired[2] += clean_hit
+        self.clean_of_twins[clean_id] = clean_hit
+
+    def scores(self) -> dict[str, Score]:
+        counts = dict(self.levels)
+        if not counts.get(CLEAN) and self.clean_of_twins:
+            # A kind has no clean items of its own: its clean bar is their clean twins'.
+            values = self.clean_of_twins.values()
+            counts[CLEAN] = [len(values), sum(values)]
+        return {
+            level: Score.from_counts(counts[level][1], counts[level][0])
+            for level in LEVELS
+            if counts.get(level, [0])[0]
+        }
+
+    def drop(self) -> float | None:
+        n, hits, clean_hits = self.paired
+        return (hits - clean_hits) / n if n else None
+
+
+def _level(row: dict) -> str:
+    if row["item__clean_twin_id"] is not None:
+        return row["item__degradation_severity"]
+    return CLEAN
+
+
+def _robustness_of(run: Run, rows: list[dict]) -> RunRobustness:
+    hits = {row["item_id"]: row["hit"] is True for row in rows}
+    overall = _Tally()
+    groups: dict[str, dict[str, _Tally]] = {name: defaultdict(_Tally) for name, _ in GROUPINGS}
+    for row in rows:
+        level, hit = _level(row), hits[row["item_id"]]
+        clean_id = row["item__clean_twin_id"]
+        tallies = [overall]
+        for name, _label in GROUPINGS:
+            value = row[f"item__{name}"]
+            if value:
+                tallies.append(groups[name][value])
+        for tally in tallies:
+            tally.add(level, hit)
+            if clean_id is not None and clean_id in hits:
+                tally.add_pair(hit, clean_id, hits[clean_id])
+    result = RunRobustness(
+        run=run, overall=overall.scores(), drop=overall.drop(), pairs=overall.paired[0]
+    )
+    for name, label in GROUPINGS:
+        result.groups[label] = [
+            GroupRow(value, tally.scores(), tally.drop(), tally.paired[0])
+            for value, tally in sorted(groups[name].items())
+        ]
+    overall = GroupRow(_("All items"), result.overall, result.drop, result.pairs)
+    result.charts = [("overall", chart([overall]))]
+    result.charts += [(label, chart(rows)) for label, rows in result.groups.items() if rows]
+    return result
+
+
+def robustness(benchmark: Benchmark) -> list[RunRobustness]:
+    """Per run of the benchmark: accuracy on clean / mild / severe items overall and by
+    modality, degradation kind and source, with the paired drop from the clean twin.
+
+    Clean items belong to no degradation kind: a kind's clean bar is the accuracy on the clean
+    twins of its degraded items. Two queries.
+    """
+    runs = list(Run.objects.filter(benchmark=benchmark).order_by("created_at", "pk"))
+    rows_by_run: dict[int, list[dict]] = defaultdict(list)
+    predictions = Prediction.objects.filter(run__in=runs).values(
+        "run_id",
+        "item_id",
+        "hit",
+        "item__clean_twin_id",
+        "item__degradation_type",
+        "item__degradation_severity",
+        "item__modality",
+        "item__source",
+    )
+    for row in predictions.order_by():
+        rows_by_run[row["run_id"]].append(row)
+    return [_robustness_of(run, rows_by_run[run.pk]) for run in runs if rows_by_run[run.pk]]
+
+
+# --- chart geometry (inline SVG drawn by the template) -------------------------------------
+
+CHART_LABEL_W, CHART_PLOT_W, CHART_DROP_W = 140, 380, 100
+BAR_H, BAR_GAP, ROW_GAP, CHART_TOP = 10, 2, 12, 22
+
+
+@dataclass
+class ChartBar:
+    level: str
+    y: int
+    mid_y: int
+    text_y: int
+    width: float
+    low: float
+    high: float
+    text_x: float
+    percent: str
+    n: int
+
+
+@dataclass
+class ChartRow:
+    label: str
+    y: int  # baseline of the label
+    bars: list[ChartBar]
+    drop: str  # "-12.5 pp" or ""
+    drop_bad: bool
+
+
+@dataclass
+class Chart:
+    width: int
+    height: int
+    plot_x: int
+    drop_x: int
+    ticks: list[tuple[float, str]]
+    rows: list[ChartRow]
+
+
+def _bar(level: str, score: Score, y: int) -> ChartBar:
+    scale = CHART_PLOT_W / 100.0
+    accuracy = 100.0 * score.accuracy
+    return ChartBar(
+        level=level,
+        y=y,
+        mid_y=y + BAR_H // 2,
+        text_y=y + BAR_H - 1,
+        width=round(accuracy * scale, 1),
+        low=round(CHART_LABEL_W + 100.0 * score.low * scale, 1),
+        high=round(CHART_LABEL_W + 100.0 * score.high * scale, 1),
+        text_x=round(CHART_LABEL_W + accuracy * scale + 4, 1),
+        percent=f"{accuracy:.0f}%",
+        n=score.n,
+    )
+
+
+def chart(rows: list[GroupRow]) -> Chart:
+    """Horizontal bars per row (clean / mild / severe) with Wilson whiskers and the drop."""
+    row_h = len(LEVELS) * (BAR_H + BAR_GAP) + ROW_GAP
+    chart_rows = []
+    for position, row in enumerate(rows):
+        top = CHART_TOP + position * row_h
+        bars = [
+            _bar(level, row.scores[level], top + slot * (BAR_H + BAR_GAP))
+            for slot, level in enumerate(LEVELS)
+            if level in row.scores
+        ]
+        chart_rows.append(
+            ChartRow(
+                label=row.label,
+                y=top + (len(LEVELS) * (BAR_H + BAR_GAP)) // 2 + 4,
+                bars=bars,
+                drop=format_drop(row.drop),
+                drop_bad=row.drop is not None and row.drop < 0,
+            )
+        )
+    ticks = [(CHART_LABEL_W + CHART_PLOT_W * t / 100.0, f"{t}%") for t in (0, 25, 50, 75, 100)]
+    return Chart(
+        width=CHART_LABEL_W + CHART_PLOT_W + CHART_DROP_W + 10,
+        height=CHART_TOP + max(len(rows), 1) * row_h,
+        plot_x=CHART_LABEL_W,
+        drop_x=CHART_LABEL_W + CHART_PLOT_W + CHART_DROP_W,
+        ticks=ticks,
+        rows=chart_rows,
+    )

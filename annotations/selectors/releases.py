@@ -1,0 +1,123 @@
+"""Reads about releases: listings, the choices of the new-release form, and diffs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Count, OuterRef, QuerySet, Subquery
+
+from annotations.models import Benchmark, Item, ItemRevision, Release, ReleaseItem
+from annotations.services.releases import FILTER_FIELDS
+
+# The filters offered on the new-release form, in the order a curator thinks of them.
+FORM_FILTERS = ("split", "category", "task", "scene", "modality", "dataset", "degradation_type")
+DIFF_LIMIT = 200
+CONTENT_FIELDS = ("question", "hint", "options", "answer")
+
+
+def release_list(*, benchmark: Benchmark | None = None) -> QuerySet[Release]:
+    releases = Release.objects.select_related("benchmark", "created_by").order_by("-created_at")
+    return releases.filter(benchmark=benchmark) if benchmark else releases
+
+
+def release_get(pk: int) -> Release | None:
+    return Release.objects.select_related("benchmark", "created_by").filter(pk=pk).first()
+
+
+def release_filter_choices(benchmark: Benchmark) -> dict[str, list[tuple[str, int]]]:
+    """For each form filter, the values present in the benchmark with their item counts."""
+    choices: dict[str, list[tuple[str, int]]] = {}
+    items = Item.objects.filter(benchmark=benchmark)
+    for name in FORM_FILTERS:
+        assert name in FILTER_FIELDS
+        rows = items.exclude(**{name: ""}).values_list(name).annotate(n=Count("id")).order_by(name)
+        values = [(value, count) for value, count in rows]
+        if values:
+            choices[name] = values
+    return choices
+
+
+@dataclass
+class ChangedItem:
+    index: int
+    item_id: int
+    old_version: int
+    new_version: int
+    changes: list[tuple[str, object, object]] = field(default_factory=list)
+
+
+@dataclass
+class ReleaseDiff:
+    old: Release
+    new: Release
+    added_count: int
+    removed_count: int
+    changed_count: int
+    added: list[tuple[int, int, str]]  # (index, item id, question)
+    removed: list[tuple[int, int, str]]
+    changed: list[ChangedItem]
+    limit: int = DIFF_LIMIT
+
+
+def release_diff(old: Release, new: Release, *, limit: int = DIFF_LIMIT) -> ReleaseDiff:
+    """Items added, removed and changed (another revision) from `old` to `new`, with the fields
+    that changed; at most `limit` of each are listed, all are counted. Seven queries."""
+    old_items = ReleaseItem.objects.filter(release=old)
+    new_items = ReleaseItem.objects.filter(release=new)
+    added = new_items.exclude(item_id__in=old_items.values("item_id"))
+    removed = old_items.exclude(item_id__in=new_items.values("item_id"))
+    old_version = old_items.filter(item_id=OuterRef("item_id")).values("item_version")[:1]
+    changed = (
+        new_items.annotate(old_version=Subquery(old_version))
+        .filter(old_version__isnull=False)
+        .exclude(item_version=Subquery(old_version))
+    )
+    changed_rows = list(
+        changed.order_by("item__source_index").values_list(
+            "item__source_index", "item_id", "old_version", "item_version"
+        )[:limit]
+    )
+    return ReleaseDiff(
+        old=old,
+        new=new,
+        added_count=added.count(),
+        removed_count=removed.count(),
+        changed_count=changed.count(),
+        added=_listed(added, limit),
+        removed=_listed(removed, limit),
+        changed=_with_changes([ChangedItem(*row) for row in changed_rows]),
+        limit=limit,
+    )
+
+
+def _listed(rows: QuerySet[ReleaseItem], limit: int) -> list[tuple[int, int, str]]:
+    return list(
+        rows.order_by("item__source_index").values_list(
+            "item__source_index", "item_id", "item__question"
+        )[:limit]
+    )
+
+
+def _with_changes(changed: list[ChangedItem]) -> list[ChangedItem]:
+    """Fill in which content fields differ between the two revisions (one query)."""
+    if not changed:
+        return changed
+    wanted = {(c.item_id, c.old_version) for c in changed} | {
+        (c.item_id, c.new_version) for c in changed
+    }
+    contents = {
+        (item_id, version): content
+        for item_id, version, content in ItemRevision.objects.filter(
+            item_id__in={c.item_id for c in changed}
+        ).values_list("item_id", "version", "content")
+        if (item_id, version) in wanted
+    }
+    for entry in changed:
+        before = contents.get((entry.item_id, entry.old_version)) or {}
+        after = contents.get((entry.item_id, entry.new_version)) or {}
+        entry.changes = [
+            (name, before.get(name), after.get(name))
+            for name in CONTENT_FIELDS
+            if before.get(name) != after.get(name)
+        ]
+    return changed

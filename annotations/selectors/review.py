@@ -1,0 +1,308 @@
+"""Reads of the review workflow: queues, the review page, history, agreement labels.
+
+Every function here runs a fixed number of queries whatever the benchmark size (the review page
+and the queue are pinned by tests with 3 and 30 items).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+from django.db.models import Count, F, Prefetch, Q, QuerySet, Subquery
+from django.shortcuts import get_object_or_404
+
+from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, has_role
+from annotations.models import (
+    TAXONOMY_FIELDS,
+    Adjudication,
+    Assignment,
+    Benchmark,
+    Item,
+    ItemImage,
+    ItemRevision,
+    ItemStatus,
+    Prediction,
+    Review,
+    Run,
+)
+from annotations.selectors.triage import order_queue_by_suspicion, suspicion_priority
+
+IMAGES = Prefetch("item_images", queryset=ItemImage.objects.select_related("image"))
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    total: int
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.done / self.total if self.total else 0.0
+
+
+def open_assignments(user) -> QuerySet:
+    """The reviewer's assignments still to do."""
+    return Assignment.objects.filter(
+        reviewer=user, completed_at__isnull=True, item__status=ItemStatus.IN_REVIEW
+    )
+
+
+def next_in_queue(open_rows: QuerySet, *, after: int | None = None) -> Assignment | None:
+    """The open assignment after assignment `after` in queue order, wrapping round to the first.
+
+    Queue order is by assignment, except in benchmarks whose curator switched on "review the
+    suspects first": there the most suspect items come first (triage).
+    """
+    ordered = order_queue_by_suspicion(open_rows)
+    if after is not None:
+        # The current item's priority comes in as a subquery: one query for the next item.
+        current = Assignment.objects.filter(pk=after).annotate(priority=suspicion_priority())
+        following = (
+            ordered.annotate(current=Subquery(current.values("priority")[:1]))
+            .filter(Q(priority__lt=F("current")) | Q(priority=F("current"), id__gt=after))
+            .first()
+        )
+        if following is not None:
+            return following
+    return ordered.first()
+
+
+def queue_next(user, *, after: int | None = None) -> Assignment | None:
+    """The reviewer's next item to review (degraded twins go to the pair review page)."""
+    return next_in_queue(open_assignments(user).filter(item__clean_twin__isnull=True), after=after)
+
+
+def queue_progress(user) -> Progress:
+    """Item assignments the reviewer has completed, out of all given to them (pairs apart)."""
+    row = Assignment.objects.filter(reviewer=user, item__clean_twin__isnull=True).aggregate(
+        total=Count("id"), done=Count("id", filter=Q(completed_at__isnull=False))
+    )
+    return Progress(done=row["done"], total=row["total"])
+
+
+@dataclass
+class ReviewPage:
+    item: Item
+    assignment: Assignment
+    review: Review | None  # the viewer's own review, if any
+    progress: Progress
+
+
+def review_page(user, pk: int) -> ReviewPage:
+    """An item assigned to `user`, with its images and the user's own review: 404 otherwise.
+
+    Only the viewer's own review is loaded, never another reviewer's (blinding).
+    """
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("item__benchmark").prefetch_related(
+            Prefetch("item__item_images", queryset=ItemImage.objects.select_related("image")),
+            Prefetch(
+                "item__reviews",
+                queryset=Review.objects.filter(reviewer=user).order_by("-id"),
+                to_attr="own_reviews",
+            ),
+        ),
+        item_id=pk,
+        reviewer=user,
+    )
+    item = assignment.item
+    own = item.own_reviews[0] if item.own_reviews else None
+    return ReviewPage(item=item, assignment=assignment, review=own, progress=queue_progress(user))
+
+
+def reviews_visible(user, item: Item) -> bool:
+    """Blinding: adjudicators and curators see reviews; a reviewer only once all are in."""
+    if has_role(user, ADJUDICATOR, CURATOR):
+        return True
+    if not has_role(user, REVIEWER):
+        return False
+    mine = open_ = 0
+    for reviewer_id, completed_at in Assignment.objects.filter(item=item).values_list(
+        "reviewer_id", "completed_at"
+    ):
+        mine += reviewer_id == user.pk
+        open_ += completed_at is None
+    return bool(mine) and not open_
+
+
+def item_reviews(item: Item) -> list[Review]:
+    """The item's reviews, oldest first, with reviewer and slot (A/B order per version)."""
+    slots = dict(Assignment.objects.filter(item=item).values_list("reviewer_id", "slot"))
+    reviews = list(Review.objects.filter(item=item).select_related("reviewer"))
+    for review in reviews:
+        review.slot = slots.get(review.reviewer_id)
+    return sorted(reviews, key=lambda r: (r.item_version, r.slot or 99, r.pk))
+
+
+def adjudication_queue() -> QuerySet:
+    """Disputed items, oldest dispute first."""
+    return (
+        Item.objects.filter(status=ItemStatus.DISPUTED)
+        .select_related("benchmark")
+        .order_by("updated_at", "id")
+    )
+
+
+@dataclass
+class AdjudicationPage:
+    item: Item
+    review_a: Review | None
+    review_b: Review | None
+    remaining: int
+
+
+def adjudication_page(pk: int) -> AdjudicationPage:
+    item = get_object_or_404(
+        Item.objects.select_related("benchmark").prefetch_related(IMAGES), pk=pk
+    )
+    current = [r for r in item_reviews(item) if r.item_version == item.version]
+    remaining = Item.objects.filter(status=ItemStatus.DISPUTED).count()
+    return AdjudicationPage(
+        item=item,
+        review_a=current[0] if current else None,
+        review_b=current[1] if len(current) > 1 else None,
+        remaining=remaining,
+    )
+
+
+@dataclass
+class HistoryEvent:
+    at: datetime
+    kind: str  # assigned / review / revision / adjudication
+    who: str
+    obj: object = None
+    extra: dict = field(default_factory=dict)
+
+
+def item_history(item: Item) -> list[HistoryEvent]:
+    """The item's lineage in time order: revisions, assignments, reviews, adjudications."""
+    events: list[HistoryEvent] = []
+    for revision in ItemRevision.objects.filter(item=item).select_related("author"):
+        events.append(
+            HistoryEvent(revision.created_at, "revision", _name(revision.author), revision)
+        )
+    for row in Assignment.objects.filter(item=item).select_related("reviewer", "assigned_by"):
+        extra = {"reviewer": row.reviewer.get_username()}
+        events.append(HistoryEvent(row.created_at, "assigned", _name(row.assigned_by), row, extra))
+    for review in item_reviews(item):
+        events.append(HistoryEvent(review.created_at, "review", _name(review.reviewer), review))
+    for adjudication in Adjudication.objects.filter(item=item).select_related("adjudicator"):
+        events.append(
+            HistoryEvent(
+                adjudication.created_at,
+                "adjudication",
+                _name(adjudication.adjudicator),
+                adjudication,
+            )
+        )
+    order = {"revision": 0, "assigned": 1, "review": 2, "adjudication": 3}
+    return sorted(events, key=lambda e: (e.at, order[e.kind]))
+
+
+def _name(user) -> str:
+    return user.get_username() if user is not None else ""
+
+
+@dataclass(frozen=True)
+class ReviewLabel:
+    item_id: int
+    item_version: int
+    reviewer: str
+    verdict: str
+    taxonomy: dict[str, str]
+
+
+def agreement_labels(benchmark: Benchmark) -> list[ReviewLabel]:
+    """Every review verdict of the benchmark with its item's taxonomy, in one query."""
+    rows = Review.objects.filter(item__benchmark=benchmark).values_list(
+        "item_id",
+        "item_version",
+        "reviewer__username",
+        "verdict",
+        *(f"item__{name}" for name in TAXONOMY_FIELDS),
+    )
+    return [
+        ReviewLabel(
+            item_id=row[0],
+            item_version=row[1],
+            reviewer=row[2],
+            verdict=row[3],
+            taxonomy={
+                name: value for name, value in zip(TAXONOMY_FIELDS, row[4:], strict=True) if value
+            },
+        )
+        for row in rows.order_by()
+    ]
+
+
+def reviewer_choices() -> list:
+    """Users with the reviewer role, each with `open_count` (open assignments), by name."""
+    users = (
+        get_user_model()
+        .objects.filter(Q(groups__name=REVIEWER) | Q(is_superuser=True))
+        .distinct()
+        .annotate(
+            open_count=Count(
+                "assignments", filter=Q(assignments__completed_at__isnull=True), distinct=True
+            )
+        )
+        .order_by("username")
+    )
+    return list(users)
+
+
+def clinician_choices() -> list:
+    """Users who can answer a human baseline: reviewers and adjudicators."""
+    return list(
+        get_user_model()
+        .objects.filter(groups__name__in=[REVIEWER, ADJUDICATOR])
+        .distinct()
+        .order_by("username")
+    )
+
+
+def benchmark_status_counts(benchmark: Benchmark) -> dict[str, int]:
+    rows = Item.objects.filter(benchmark=benchmark).values("status").annotate(n=Count("id"))
+    return {row["status"]: row["n"] for row in rows.order_by()}
+
+
+BASELINE_FILTERS = ("status", "category", "split", "task", "scene", "modality")
+
+
+def baseline_items(run: Run) -> QuerySet:
+    """The items of a human-baseline run, in a fixed order (rejected items never count)."""
+    items = Item.objects.filter(benchmark_id=run.benchmark_id).exclude(status=ItemStatus.REJECTED)
+    for name, value in (run.filters or {}).items():
+        if name in BASELINE_FILTERS and value:
+            items = items.filter(**{name: value})
+    ids = (run.filters or {}).get("item_ids")
+    if ids:
+        items = items.filter(pk__in=ids)
+    return items.order_by("source_index")
+
+
+def next_baseline_item(run: Run) -> Item | None:
+    """The first item of the session the clinician has not answered yet."""
+    answered = Prediction.objects.filter(run=run).values("item_id")
+    return (
+        baseline_items(run)
+        .exclude(pk__in=answered)
+        .select_related("benchmark")
+        .prefetch_related(IMAGES)
+        .first()
+    )
+
+
+def baseline_sessions(user) -> QuerySet:
+    """Human-baseline runs answered by `user`, open ones first."""
+    return (
+        Run.objects.filter(kind="human", human=user)
+        .select_related("benchmark")
+        .order_by("finished_at", "-created_at")
+    )
+
+
+def baseline_runs() -> QuerySet:
+    return Run.objects.filter(kind="human").select_related("benchmark", "human")

@@ -1,0 +1,167 @@
+"""Writing boxes: 3D boxes on CT volumes, 2D boxes on images, every change a BoxRevision.
+
+Writes that change an existing box carry the version they were based on; a stale version gets
+``ConflictError`` (never a silent overwrite), exactly like item edits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import transaction
+from django.db.models import F
+
+from annotations.imaging import ct
+from annotations.models import Box, BoxLabel, BoxRevision, BoxState, Image, Volume
+from annotations.services.errors import ConflictError, DomainError
+
+CT_LABELS = ("tumor", "lymph_node", "stomach")
+
+
+def volume_geometry(volume: Volume) -> ct.VolumeGeometry:
+    return ct.VolumeGeometry.of(volume)
+
+
+def _checked_label(label: str, allowed: Sequence[str]) -> str:
+    if label not in allowed:
+        raise DomainError(f"Unknown label {label!r}; expected one of {', '.join(allowed)}.")
+    return label
+
+
+def _checked_voxel(voxel: Sequence[int], volume: Volume) -> tuple[int, ...]:
+    try:
+        return ct.validate_voxel_box(voxel, volume.shape)
+    except ct.BoxError as error:
+        raise DomainError(str(error), code="box_outside") from None
+
+
+def _checked_pixels(coords: Sequence[int], image: Image) -> tuple[int, int, int, int]:
+    if len(coords) != 4 or not all(isinstance(v, int) and not isinstance(v, bool) for v in coords):
+        raise DomainError("A 2D box needs 4 integers [x0, y0, x1, y1].")
+    x0, y0, x1, y1 = coords
+    if not (0 <= x0 < x1 <= image.width and 0 <= y0 < y1 <= image.height):
+        raise DomainError(
+            f"Box {list(coords)} does not fit the {image.width}×{image.height} image.",
+            code="box_outside",
+        )
+    return (x0, y0, x1, y1)
+
+
+def _record(box: Box, reason: str, user) -> None:
+    BoxRevision.objects.create(
+        box=box,
+        version=box.version,
+        coords=box.voxel,
+        mm=box.mm,
+        label=box.label,
+        state=box.state,
+        reason=reason,
+        author=user,
+    )
+
+
+@transaction.atomic
+def box_create_3d(
+    *, volume: Volume, label: str, voxel: Sequence[int], user, source: str = "drawn"
+) -> Box:
+    """A new 3D box on ``volume`` (end-exclusive voxel ranges), with its LPS millimetre corners."""
+    _checked_label(label, CT_LABELS)
+    x0, y0, z0, x1, y1, z1 = _checked_voxel(voxel, volume)
+    box = Box.objects.create(
+        volume=volume,
+        label=label,
+        x0=x0,
+        y0=y0,
+        z0=z0,
+        x1=x1,
+        y1=y1,
+        z1=z1,
+        mm=ct.box_voxel_to_mm((x0, y0, z0, x1, y1, z1), volume_geometry(volume)),
+        source=source,
+        author=user,
+    )
+    _record(box, source, user)
+    return box
+
+
+@transaction.atomic
+def box_create_2d(*, image: Image, label: str, coords: Sequence[int], user) -> Box:
+    """A new 2D box on an image, in pixels ``[x0, y0, x1, y1]`` (end-exclusive)."""
+    _checked_label(label, BoxLabel.values)
+    x0, y0, x1, y1 = _checked_pixels(coords, image)
+    box = Box.objects.create(image=image, label=label, x0=x0, y0=y0, x1=x1, y1=y1, author=user)
+    _record(box, "drawn", user)
+    return box
+
+
+def _claim(box: Box, version: int, **changes) -> Box:
+    """Apply ``changes`` only if the box is still at ``version``; the loser of a race conflicts."""
+    updated = Box.objects.filter(pk=box.pk, version=version).update(
+        version=F("version") + 1, **changes
+    )
+    if not updated:
+        current = Box.objects.filter(pk=box.pk).values_list("version", flat=True).first()
+        raise ConflictError(
+            "This box was changed by someone else; reload it.", current_version=current
+        )
+    box.refresh_from_db()
+    return box
+
+
+@transaction.atomic
+def box_update(
+    *,
+    box: Box,
+    version: int,
+    user,
+    label: str | None = None,
+    voxel: Sequence[int] | None = None,
+) -> Box:
+    """Move/resize a box or change its label; the new version is recorded as a revision."""
+    changes: dict = {}
+    if label is not None:
+        changes["label"] = _checked_label(label, CT_LABELS if box.is_3d else BoxLabel.values)
+    if voxel is not None:
+        if box.is_3d:
+            x0, y0, z0, x1, y1, z1 = _checked_voxel(voxel, box.volume)
+            changes.update(x0=x0, y0=y0, z0=z0, x1=x1, y1=y1, z1=z1)
+            changes["mm"] = ct.box_voxel_to_mm(
+                (x0, y0, z0, x1, y1, z1), volume_geometry(box.volume)
+            )
+        else:
+            x0, y0, x1, y1 = _checked_pixels(voxel, box.image)
+            changes.update(x0=x0, y0=y0, x1=x1, y1=y1)
+    if not changes:
+        raise DomainError("Nothing to change.")
+    box = _claim(box, version, **changes)
+    _record(box, "edited", user)
+    return box
+
+
+@transaction.atomic
+def box_review(*, box: Box, version: int, state: str, user) -> Box:
+    """Accept or reject a box (imported boxes start as proposed)."""
+    if state not in (BoxState.ACCEPTED, BoxState.REJECTED):
+        raise DomainError(f"A box can be accepted or rejected, not {state!r}.")
+    box = _claim(box, version, state=state)
+    _record(box, str(state), user)
+    return box
+
+
+@transaction.atomic
+def box_copy_to_phase(*, box: Box, volume: Volume, user) -> Box:
+    """Copy a 3D box to another phase of the same case through patient (LPS) coordinates.
+
+    The phases of one case are registered in patient space, not in index space: their origins,
+    spacings and even slice directions may differ, so the millimetre corners are carried over.
+    """
+    if not box.is_3d:
+        raise DomainError("Only 3D boxes can be copied to another phase.")
+    if volume.case_id != box.volume.case_id or volume.pk == box.volume_id:
+        raise DomainError("A box can only be copied to another phase of the same case.")
+    mm = ct.box_voxel_to_mm(box.voxel, volume_geometry(box.volume))
+    try:
+        voxel = ct.box_mm_to_voxel(mm, volume_geometry(volume), volume.shape)
+    except ct.BoxError as error:
+        raise DomainError(str(error), code="box_outside") from None
+    return box_create_3d(volume=volume, label=box.label, voxel=voxel, user=user, source="copied")

@@ -1,0 +1,345 @@
+"""Importing Gastric-X cases: de-identified CT, voxel caches, indicators, boxes and VQA items.
+
+All-or-nothing in two stages. Stage one reads every case folder, loads and de-identifies every
+phase into MEDIA_ROOT and writes the voxel caches, collecting every problem; stage two writes
+the rows in one transaction. Any problem raises ``ImportFailed`` after removing every file
+written (the volume folder of the import and any new image file).
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.utils.text import slugify
+
+from annotations.formats.errors import FormatError, RowProblem
+from annotations.formats.gastricx import (
+    CaseData,
+    all_problems,
+    read_gastricx_root,
+    read_gastricx_zip,
+    validate_case_volumes,
+)
+from annotations.imaging import ct
+from annotations.imaging.images import ImageError
+from annotations.models import (
+    Benchmark,
+    Box,
+    BoxRevision,
+    BoxState,
+    Case,
+    Family,
+    Indicator,
+    Item,
+    ItemImage,
+    ItemRevision,
+    RevisionReason,
+    Volume,
+)
+from annotations.services.errors import DomainError
+from annotations.services.images import image_files_delete, image_store
+from annotations.services.imports import ImportFailed
+
+VOLUMES_FOLDER = "volumes"
+
+
+@dataclass(frozen=True)
+class _PhaseFiles:
+    """One loaded phase: where its files went and its geometry (the voxels stay on disk)."""
+
+    shape: tuple[int, int, int]
+    spacing: tuple[float, float, float]
+    origin: tuple[float, float, float]
+    direction: tuple[float, ...]
+    cache_path: str
+    dicom_path: str
+    series_uid: str
+    hu_min: int
+    hu_max: int
+
+
+@dataclass
+class _LoadedCase:
+    data: CaseData
+    phases: dict[str, _PhaseFiles] = field(default_factory=dict)
+
+
+def gastricx_import(
+    *,
+    path: Path,
+    name: str,
+    user=None,
+    description: str = "",
+    progress: Callable[[int], None] | None = None,
+) -> Benchmark:
+    """Import a root folder of Gastric-X case folders (or a ``.zip`` of it) as a new benchmark.
+
+    DICOM is de-identified (``settings.DEID_SECRET`` keys the pseudonyms) before it is stored;
+    only the de-identified copies and the int16 voxel caches stay under MEDIA_ROOT. Raises
+    ``ImportFailed`` listing every problem; then neither rows nor files are left behind.
+    """
+    if Benchmark.objects.filter(name=name).exists():
+        raise DomainError(f"A benchmark named {name!r} already exists.")
+    # A fresh token per import, so a failed import can remove its folder without touching others.
+    relative_root = f"{VOLUMES_FOLDER}/{slugify(name)[:60] or 'benchmark'}-{secrets.token_hex(4)}"
+    media_root = Path(settings.MEDIA_ROOT)
+    written_images: list[str] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="gastricx-") as scratch:
+            cases = _read_cases(Path(path), Path(scratch))
+            loaded = _load_all(cases, media_root, relative_root, progress)
+            with transaction.atomic():
+                return _write_rows(loaded, name, user, description, written_images)
+    except BaseException as error:
+        shutil.rmtree(media_root / relative_root, ignore_errors=True)
+        image_files_delete(written_images)
+        if isinstance(error, FormatError):
+            raise ImportFailed(error.problems) from error
+        raise
+
+
+def _read_cases(path: Path, scratch: Path) -> list[CaseData]:
+    if path.is_file():
+        cases = list(read_gastricx_zip(path, scratch / "extracted"))
+    else:
+        cases = list(read_gastricx_root(path))
+    problems = all_problems(cases)
+    if problems:
+        raise ImportFailed(problems)
+    return cases
+
+
+def _load_all(
+    cases: list[CaseData],
+    media_root: Path,
+    relative_root: str,
+    progress: Callable[[int], None] | None,
+) -> list[_LoadedCase]:
+    pseudonymizer = ct.Pseudonymizer(settings.DEID_SECRET)
+    problems: list[RowProblem] = []
+    loaded = []
+    for case in cases:
+        folder = f"{relative_root}/{case.row:04d}-{slugify(case.case_id)[:40] or 'case'}"
+        result = _LoadedCase(case)
+        for phase, source in case.phases.items():
+            try:
+                result.phases[phase] = _load_phase(
+                    source, media_root, f"{folder}/{phase}", pseudonymizer
+                )
+            except ct.VolumeError as error:
+                problems.append(RowProblem(case.row, f"ct/{phase}", str(error)))
+        shapes = {phase: files.shape for phase, files in result.phases.items()}
+        problems += [
+            p for p in validate_case_volumes(case, shapes) if not p.reason.startswith("no ")
+        ]
+        loaded.append(result)
+        if progress:
+            progress(1)
+    if problems:
+        raise ImportFailed(problems)
+    return loaded
+
+
+def _load_phase(
+    source: Path, media_root: Path, relative: str, pseudonymizer: ct.Pseudonymizer
+) -> _PhaseFiles:
+    """Load one phase, store its de-identified DICOM and its voxel cache."""
+    if source.is_dir():
+        # Loading the original first validates it (truncation, mixed series, spacing) before
+        # anything is written; the stored copies keep pixels and geometry exactly.
+        volume = ct.load_dicom_series(source)
+        ct.deidentify_series(source, media_root / relative / "dicom", pseudonymizer)
+        dicom_path = f"{relative}/dicom"
+        series_uid = pseudonymizer.uid(volume.series_uid) if volume.series_uid else ""
+    else:
+        volume = ct.load_nifti(source)
+        dicom_path, series_uid = "", ""
+    cache_path = f"{relative}/voxels.npy"
+    ct.write_voxel_cache(volume.voxels, media_root / cache_path)
+    return _PhaseFiles(
+        shape=volume.shape,
+        spacing=tuple(float(v) for v in volume.spacing),  # type: ignore[arg-type]
+        origin=tuple(float(v) for v in volume.origin),  # type: ignore[arg-type]
+        direction=tuple(float(v) for v in volume.direction),
+        cache_path=cache_path,
+        dicom_path=dicom_path,
+        series_uid=series_uid,
+        hu_min=int(np.min(volume.voxels)),
+        hu_max=int(np.max(volume.voxels)),
+    )
+
+
+def _write_rows(
+    loaded: list[_LoadedCase], name: str, user, description: str, written_images: list[str]
+) -> Benchmark:
+    benchmark = Benchmark.objects.create(
+        name=name,
+        family=Family.GASTRICX,
+        description=description,
+        created_by=user,
+        columns=["index", "image", "question", "A", "B", "C", "D", "answer", "category", "task"],
+    )
+    problems: list[RowProblem] = []
+    next_index = 1
+    letters: set[int] = set()
+    for entry in loaded:
+        case = _create_case(benchmark, entry, user, problems, written_images)
+        if case is None:
+            continue
+        next_index = _create_items(case, entry.data, next_index, user)
+        letters.update(len(v.options) for v in entry.data.vqa)
+    if problems:
+        raise ImportFailed(problems)
+    benchmark.option_letters = [chr(ord("A") + i) for i in range(max(letters, default=4))]
+    tasks = sorted({v.task for e in loaded for v in e.data.vqa if v.task})
+    benchmark.taxonomy = {"task": tasks, "category": tasks} if tasks else {}
+    benchmark.save(update_fields=["option_letters", "taxonomy"])
+    return benchmark
+
+
+def _create_case(
+    benchmark: Benchmark,
+    entry: _LoadedCase,
+    user,
+    problems: list[RowProblem],
+    written_images: list[str],
+) -> Case | None:
+    data = entry.data
+    image = None
+    if data.endoscopy is not None:
+        try:
+            image, created = image_store(data=data.endoscopy.read_bytes())
+        except (ImageError, OSError) as error:
+            problems.append(RowProblem(data.row, "endoscopy", str(error)))
+            return None
+        if created:
+            written_images.append(image.file.name)
+    case = Case.objects.create(
+        benchmark=benchmark,
+        case_id=data.case_id,
+        tnm=data.tnm or "",
+        reports={kind: text for kind, text in data.reports.items() if text},
+        endoscopy_image=image,
+    )
+    Indicator.objects.bulk_create(_indicators(case, data))
+    volumes = {
+        phase: Volume.objects.create(case=case, phase=phase, **_volume_fields(files))
+        for phase, files in entry.phases.items()
+    }
+    _create_imported_boxes(data, volumes, user)
+    return case
+
+
+def _indicators(case: Case, data: CaseData) -> list[Indicator]:
+    rows = []
+    for position, indicator in enumerate(data.indicators):
+        low, high = indicator.reference_range or (None, None)
+        rows.append(
+            Indicator(
+                case=case,
+                position=position,
+                name=indicator.name,
+                value=_number(indicator.value),
+                unit=indicator.unit or "",
+                reference_low=low,
+                reference_high=high,
+            )
+        )
+    return rows
+
+
+def _number(value: float | str | None) -> float | None:
+    # Labs sometimes write "12.5" as text; a value like "<0.5" has no single number to keep.
+    if value is None or isinstance(value, float):
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _volume_fields(files: _PhaseFiles) -> dict:
+    size_z, size_y, size_x = files.shape
+    return {
+        "size_x": size_x,
+        "size_y": size_y,
+        "size_z": size_z,
+        "spacing": list(files.spacing),
+        "origin": list(files.origin),
+        "direction": list(files.direction),
+        "cache_path": files.cache_path,
+        "dicom_path": files.dicom_path,
+        "series_uid": files.series_uid,
+        "hu_min": files.hu_min,
+        "hu_max": files.hu_max,
+    }
+
+
+def _create_imported_boxes(data: CaseData, volumes: dict[str, Volume], user) -> None:
+    for spec in data.boxes:
+        volume = volumes[spec.phase]
+        x0, y0, z0, x1, y1, z1 = spec.voxel
+        box = Box.objects.create(
+            volume=volume,
+            label=spec.label,
+            x0=x0,
+            y0=y0,
+            z0=z0,
+            x1=x1,
+            y1=y1,
+            z1=z1,
+            mm=ct.box_voxel_to_mm(spec.voxel, ct.VolumeGeometry.of(volume)),
+            source="imported",
+            state=BoxState.PROPOSED,
+            author=user,
+        )
+        BoxRevision.objects.create(
+            box=box,
+            version=1,
+            coords=box.voxel,
+            mm=box.mm,
+            label=box.label,
+            state=box.state,
+            reason="imported",
+            author=user,
+        )
+
+
+def _create_items(case: Case, data: CaseData, next_index: int, user) -> int:
+    items = Item.objects.bulk_create(
+        Item(
+            benchmark=case.benchmark,
+            case=case,
+            source_index=next_index + number,
+            question=spec.question,
+            options=list(spec.options),
+            answer=spec.answer,
+            task=spec.task,
+            category=spec.task,
+            extra={"case_id": case.case_id},
+        )
+        for number, spec in enumerate(data.vqa)
+    )
+    if case.endoscopy_image_id:
+        ItemImage.objects.bulk_create(
+            ItemImage(item=item, image_id=case.endoscopy_image_id, position=0) for item in items
+        )
+    ItemRevision.objects.bulk_create(
+        ItemRevision(
+            item=item,
+            version=1,
+            content=item.content(),
+            reason=RevisionReason.IMPORTED,
+            author=user,
+        )
+        for item in items
+    )
+    return next_index + len(items)

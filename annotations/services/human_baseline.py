@@ -1,0 +1,108 @@
+"""Human baseline: a clinician answers items without the gold answer; the answers form a Run.
+
+The run has kind "human" and one Prediction per answered item (extracted letter and hit), so
+leaderboards read it exactly like a model's run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotations.access import ADJUDICATOR, REVIEWER, has_role
+from annotations.models import TAXONOMY_FIELDS, Benchmark, Item, Prediction, Run, RunKind, RunStatus
+from annotations.scoring.accuracy import breakdown
+from annotations.selectors.review import BASELINE_FILTERS, baseline_items
+from annotations.services.errors import DomainError
+
+
+@transaction.atomic
+def human_baseline_open(
+    *,
+    benchmark: Benchmark,
+    clinician,
+    opened_by,
+    filters: dict | None = None,
+    limit: int | None = None,
+) -> Run:
+    """Open a human-baseline session for `clinician` over the filtered items (first `limit`)."""
+    if not has_role(clinician, REVIEWER, ADJUDICATOR):
+        raise DomainError(_("A human baseline is answered by a reviewer or an adjudicator."))
+    filters = {k: v for k, v in (filters or {}).items() if k in BASELINE_FILTERS and v}
+    run = Run(benchmark=benchmark, kind=RunKind.HUMAN, human=clinician, filters=filters)
+    ids = list(baseline_items(run).values_list("pk", flat=True)[: limit or None])
+    if not ids:
+        raise DomainError(_("No item matches this selection."))
+    if limit:
+        # A limited session keeps exactly the items it started with, even if more are imported.
+        run.filters = {**filters, "item_ids": ids}
+    run.label = _("Human: %(name)s") % {"name": clinician.get_username()}
+    run.status = RunStatus.RUNNING
+    run.total = len(ids)
+    run.with_image = True
+    run.created_by = opened_by
+    run.started_at = timezone.now()
+    run.save()
+    return run
+
+
+@transaction.atomic
+def human_answer_submit(
+    *, run: Run, item: Item, user, letter: str, seconds_spent: float | None = None
+) -> Prediction:
+    """Record the clinician's answer to one item; the run closes with its summary when complete."""
+    if run.kind != RunKind.HUMAN or run.human_id != user.pk:
+        raise DomainError(_("This session belongs to another clinician."), code="not_yours")
+    letter = (letter or "").strip().upper()
+    letters = [option for option, _text in item.lettered_options]
+    if letter not in letters:
+        raise DomainError(_("Pick one of the options."))
+    if not baseline_items(run).filter(pk=item.pk).exists():
+        raise DomainError(_("This item is not part of the session."))
+    claimed = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
+        completed=F("completed") + 1
+    )
+    if not claimed:
+        raise DomainError(_("This session is closed."), code="closed")
+    try:
+        with transaction.atomic():
+            prediction = Prediction.objects.create(
+                run=run,
+                item=item,
+                item_version=item.version,
+                raw_text=letter,
+                extracted=letter,
+                hit=letter == item.answer,
+                latency_ms=None if seconds_spent is None else max(0.0, float(seconds_spent)) * 1000,
+            )
+    except IntegrityError as error:
+        raise DomainError(_("You have already answered this item."), code="duplicate") from error
+    run.refresh_from_db(fields=["completed", "total"])
+    if run.completed >= run.total:
+        _close(run)
+    return prediction
+
+
+def _close(run: Run) -> None:
+    records = (
+        {"hit": hit, **dict(zip(TAXONOMY_FIELDS, values, strict=True))}
+        for hit, *values in Prediction.objects.filter(run=run).values_list(
+            "hit", *(f"item__{name}" for name in TAXONOMY_FIELDS)
+        )
+    )
+    report = breakdown(records, TAXONOMY_FIELDS)
+    run.summary = {
+        "overall": asdict(report["overall"]),
+        "by": {
+            name: {str(value): asdict(score) for value, score in scores.items()}
+            for name, scores in report["by"].items()
+            if scores
+        },
+    }
+    run.status = RunStatus.DONE
+    run.finished_at = timezone.now()
+    run.save(update_fields=["summary", "status", "finished_at"])

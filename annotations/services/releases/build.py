@@ -1,0 +1,205 @@
+"""Versioned releases: create the Release row, build and publish its files, fail, retry.
+
+A release is immutable once published. Building is idempotent: a published release is left as it
+is; a building or failed one is (re)built from scratch into a fresh temporary folder, under an
+exclusive lock so that two workers never build the same release at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotations.models import Benchmark, Release, ReleaseItem, ReleaseStatus
+from annotations.services.errors import DomainError
+from annotations.services.releases.export import (
+    PART_BYTES,
+    TEMP_MARK,
+    ExportOptions,
+    release_export,
+)
+from annotations.services.releases.selection import (
+    check_release_name,
+    clean_filters,
+    release_items,
+)
+
+# Release.filters holds the item filters and, under this key, the split whose answers are withheld.
+WITHHOLD_KEY = "withhold_split"
+
+
+def release_folder(name: str, version: str) -> Path:
+    return Path(settings.RELEASES_ROOT) / name / version
+
+
+def release_selection(release: Release) -> tuple[dict, str]:
+    """(item filters, withheld split) of a release."""
+    filters = dict(release.filters or {})
+    withhold = filters.pop(WITHHOLD_KEY, "")
+    return filters, withhold
+
+
+@transaction.atomic
+def release_create(
+    *,
+    benchmark: Benchmark,
+    name: str,
+    version: str,
+    user=None,
+    include_all: bool = False,
+    filters: dict | None = None,
+    withhold_split: str = "",
+    path: Path | None = None,
+) -> Release:
+    """A new release (status building) of the benchmark's items that match the selection."""
+    check_release_name(name)
+    check_release_name(version, what="version")
+    cleaned = clean_filters(filters)
+    if Release.objects.filter(name=name, version=version).exists():
+        raise DomainError(
+            f"Release {name} {version} already exists; a published version never changes, "
+            "so give the new one another version."
+        )
+    items = release_items(benchmark, include_all=include_all, filters=cleaned)
+    return Release.objects.create(
+        benchmark=benchmark,
+        name=name,
+        version=version,
+        status=ReleaseStatus.BUILDING,
+        filters={**cleaned, WITHHOLD_KEY: withhold_split} if withhold_split else cleaned,
+        include_all=include_all,
+        path=str(path or release_folder(name, version)),
+        item_count=items.count(),
+        created_by=user,
+    )
+
+
+def release_start(**fields) -> Release:
+    """Create a release and build it on a worker once the row is committed."""
+    from annotations.tasks.releases import release_build_task
+
+    release = release_create(**fields)
+    transaction.on_commit(lambda: release_build_task.delay(release.pk))
+    return release
+
+
+def release_build(
+    *,
+    release: Release,
+    progress: Callable[[int], None] | None = None,
+    part_bytes: int | None = PART_BYTES,
+) -> Release:
+    """Write the release's files under its path and publish it; a published release is returned
+    untouched. On failure the release is marked failed (and the error raised)."""
+    release.refresh_from_db()
+    if release.status == ReleaseStatus.PUBLISHED:
+        return release
+    target = Path(release.path or release_folder(release.name, release.version))
+    with _build_lock(target):
+        _sweep(target, release)
+        ReleaseItem.objects.filter(release=release).delete()
+        filters, withhold = release_selection(release)
+        Release.objects.filter(pk=release.pk).update(
+            status=ReleaseStatus.BUILDING, error="", progress=0
+        )
+        try:
+            result = release_export(
+                benchmark=release.benchmark,
+                out_dir=target,
+                name=release.name,
+                include_all=release.include_all,
+                filters=filters,
+                progress=progress,
+                options=ExportOptions.release(
+                    version=release.version, withhold_split=withhold, part_bytes=part_bytes
+                ),
+                on_chunk=_recorder(release.pk),
+            )
+        except Exception as error:
+            release_fail(release_id=release.pk, message=str(error) or type(error).__name__)
+            raise
+        Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
+            status=ReleaseStatus.PUBLISHED,
+            manifest=result.manifest,
+            item_count=result.item_count,
+            progress=result.item_count,
+            published_at=timezone.now(),
+        )
+    release.refresh_from_db()
+    return release
+
+
+def release_fail(*, release_id: int, message: str) -> None:
+    """Mark a release that was being built as failed; what it had recorded is dropped."""
+    with transaction.atomic():
+        changed = Release.objects.filter(pk=release_id, status=ReleaseStatus.BUILDING).update(
+            status=ReleaseStatus.FAILED, error=message[:2000]
+        )
+        if changed:
+            ReleaseItem.objects.filter(release_id=release_id).delete()
+
+
+def release_retry(*, release: Release) -> Release:
+    """Build a failed release again (on a worker), from a fresh temporary folder."""
+    from annotations.tasks.releases import release_build_task
+
+    with transaction.atomic():
+        changed = Release.objects.filter(pk=release.pk, status=ReleaseStatus.FAILED).update(
+            status=ReleaseStatus.BUILDING, error="", progress=0
+        )
+        if not changed:
+            raise DomainError("Only a failed release can be retried.")
+        transaction.on_commit(lambda: release_build_task.delay(release.pk))
+    release.refresh_from_db()
+    return release
+
+
+def _recorder(release_id: int) -> Callable[[list[tuple[int, int]]], None]:
+    def record(written: list[tuple[int, int]]) -> None:
+        # Recorded as written, so the rows say exactly which revision each file row holds.
+        ReleaseItem.objects.bulk_create(
+            ReleaseItem(release_id=release_id, item_id=item_id, item_version=version)
+            for item_id, version in written
+        )
+        Release.objects.filter(pk=release_id).update(progress=F("progress") + len(written))
+
+    return record
+
+
+@contextlib.contextmanager
+def _build_lock(target: Path) -> Iterator[None]:
+    # A kernel lock: released when its process dies, so a killed build never blocks a retry.
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DomainError("This release is being built by another process.") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _sweep(target: Path, release: Release) -> None:
+    """Remove what killed builds of this release left behind (we hold its lock)."""
+    for stale in target.parent.glob(f".{target.name}{TEMP_MARK}*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    manifest = target / "manifest.json"
+    if not manifest.exists():
+        return
+    with contextlib.suppress(ValueError, OSError):
+        found = json.loads(manifest.read_text(encoding="utf-8"))
+        # Killed between the rename and the database update: the folder is this very release,
+        # never recorded as published, so it is rebuilt rather than trusted.
+        if (found.get("name"), found.get("version")) == (release.name, release.version):
+            shutil.rmtree(target)

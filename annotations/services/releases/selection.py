@@ -1,0 +1,138 @@
+"""Which items a release holds, and which columns its TSV has (per benchmark family)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, QuerySet
+
+from annotations.models import TAXONOMY_FIELDS, Benchmark, Family, Item
+from annotations.services.errors import DomainError
+from annotations.services.imports import COLUMN_FIELDS
+from annotations.services.pair_export import PAIR_TSV_COLUMNS
+
+# Fields a release may be filtered on (each to a list of allowed values).
+FILTER_FIELDS = (*TAXONOMY_FIELDS, "degradation_type", "degradation_severity")
+# VLMEvalKit scores a dataset circularly when its name contains one of these.
+FORBIDDEN_NAME_PARTS = ("mmbench", "ccbench", "circular", "mmcr")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+DEFAULT_COLUMNS = [
+    "index",
+    "image",
+    "question",
+    "hint",
+    "A",
+    "B",
+    "C",
+    "D",
+    "answer",
+    "category",
+    "l2-category",
+    "split",
+]
+FIELD_COLUMNS = {field: column for column, field in COLUMN_FIELDS.items()}
+
+
+@dataclass(frozen=True)
+class ReportColumns:
+    """Which item fields fill VLMEvalKit's `category` and `l2-category` columns.
+
+    VLMEvalKit's own report breaks accuracy down by split, then `l2-category` and `category`
+    only; everything else a clinician wants per group must ride in those two columns.
+    - EndoBench: category = its 4 categories, l2-category = its 12 tasks (the finer level).
+    - MedQ-DEG: category = modality, l2-category = degradation type ("clean" for clean images),
+      so robustness is read per modality and per degradation without a custom scorer.
+    - Gastric-X: category = task (VQA, TNM, localization...), l2-category = subtask.
+    - plain VLMEvalKit files keep their own columns.
+    """
+
+    category: str
+    l2_category: str
+
+    def values(self, item) -> tuple[str, str]:
+        category = getattr(item, self.category)
+        l2 = getattr(item, self.l2_category)
+        if self.l2_category == "degradation_type" and not l2:
+            l2 = "clean"
+        return category, l2
+
+
+REPORT_COLUMNS = {
+    Family.ENDOBENCH: ReportColumns("category", "task"),
+    Family.MEDQDEG: ReportColumns("modality", "degradation_type"),
+    Family.GASTRICX: ReportColumns("task", "subtask"),
+    Family.VLMEVAL: ReportColumns("category", "l2_category"),
+}
+
+
+def check_release_name(name: str, *, what: str = "dataset name") -> str:
+    """Refuse names VLMEvalKit would misread, or that are unsafe as a folder name."""
+    if not _SAFE_NAME.fullmatch(name or ""):
+        raise DomainError(
+            f"The {what} {name!r} may only hold letters, digits, '.', '_' and '-' "
+            "(at most 100, starting with a letter or digit)."
+        )
+    lowered = name.lower()
+    for part in FORBIDDEN_NAME_PARTS:
+        if part in lowered:
+            raise DomainError(
+                f"The {what} {name!r} contains {part!r}: VLMEvalKit would score it circularly. "
+                "Choose another name."
+            )
+    return name
+
+
+def clean_filters(filters: dict | None) -> dict[str, list[str]]:
+    """Filters as {field: sorted distinct values}; unknown fields are refused."""
+    cleaned: dict[str, list[str]] = {}
+    for field_name, value in (filters or {}).items():
+        if field_name not in FILTER_FIELDS:
+            raise DomainError(f"Releases cannot be filtered on {field_name!r}.")
+        values = value if isinstance(value, list | tuple) else [value]
+        values = sorted({str(v) for v in values if v not in (None, "")})
+        if values:
+            cleaned[field_name] = values
+    return dict(sorted(cleaned.items()))
+
+
+def release_items(
+    benchmark: Benchmark, *, include_all: bool, filters: dict | None = None
+) -> QuerySet[Item]:
+    """The items a release holds: curated ones (agreed or adjudicated) unless include_all."""
+    items = Item.objects.filter(benchmark=benchmark)
+    if not include_all:
+        items = items.curated()
+    for field_name, values in clean_filters(filters).items():
+        items = items.filter(**{f"{field_name}__in": values})
+    return items.order_by("source_index")
+
+
+def fields_with_values(items: QuerySet[Item]) -> set[str]:
+    """The taxonomy and pair fields that hold a value in at least one item (one query)."""
+    fields = (*TAXONOMY_FIELDS, "degradation_type", "degradation_severity")
+    counts = items.order_by().aggregate(
+        **{f: Count("pk", filter=~Q(**{f: ""})) for f in fields},
+        clean_twin_id=Count("clean_twin_id"),
+    )
+    return {name for name, count in counts.items() if count}
+
+
+def tsv_columns(benchmark: Benchmark, items: QuerySet[Item], *, report: bool) -> list[str]:
+    """The TSV header: the imported columns in file order, then (for a release) the report,
+    taxonomy and pair columns the file lacks."""
+    columns = list(benchmark.columns) if benchmark.columns else list(DEFAULT_COLUMNS)
+    if not report:
+        return columns
+    present = fields_with_values(items)
+    wanted = ["category"]
+    if REPORT_COLUMNS[benchmark.family].l2_category in present or "l2-category" in columns:
+        wanted.append("l2-category")
+    wanted += [FIELD_COLUMNS.get(f, f) for f in TAXONOMY_FIELDS if f in present]
+    if present & {"clean_twin_id", "degradation_type", "degradation_severity"}:
+        wanted += PAIR_TSV_COLUMNS
+    for column in wanted:
+        if column not in columns:
+            columns.append(column)
+    return columns

@@ -1,0 +1,134 @@
+"""The image bytes a release writes: read from storage, JPEG/PNG untouched, others encoded once."""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+from collections import OrderedDict
+from typing import NamedTuple
+
+from django.core.files.storage import FileSystemStorage, default_storage
+
+from annotations.imaging.images import encode_for_vlmeval
+
+# Formats VLMEvalKit and browsers read as they are: written byte for byte, never re-encoded.
+PASS_THROUGH = frozenset({"JPEG", "PNG", "MPO"})
+EXTENSIONS = {"JPEG": "jpg", "MPO": "jpg", "PNG": "png"}
+# Converted images are few (GIF, BMP, TIFF, WEBP); a small cache keeps each one encoded once
+# while it is reused nearby, without a structure that grows with the release.
+CONVERTED_CACHE = 256
+
+
+class ImageRef(NamedTuple):
+    """What a release needs to know about one stored image, read with the item's chunk."""
+
+    id: int
+    file: str
+    format: str
+    sha256: str
+    size: int
+
+
+class Encoded(bytes):
+    """Base64 text of an image, already encoded: written as it is."""
+
+
+class Payload(NamedTuple):
+    data: bytes
+    # Name in the release's images/ folder: the stored image's sha256 (also for a converted one,
+    # so that NAME.json and NAME_coco.json point at it by the hash they know) + extension.
+    name: str
+
+
+def image_bytes(file_name: str) -> bytes:
+    """The stored bytes of an image file (straight from disk when storage is local)."""
+    if isinstance(default_storage, FileSystemStorage):
+        with open(os.path.join(default_storage.location, file_name), "rb") as handle:
+            return handle.read()
+    with default_storage.open(file_name, "rb") as handle:
+        return handle.read()
+
+
+def _local_path(file_name: str) -> str | None:
+    if isinstance(default_storage, FileSystemStorage):
+        return os.path.join(default_storage.location, file_name)
+    return None
+
+
+class Payloads:
+    """Image bytes as written into a release, and the images/ folder of its local layout."""
+
+    def __init__(self) -> None:
+        self._converted: OrderedDict[int, Payload] = OrderedDict()
+        # The same image is often wanted twice in a row (NAME.tsv and its part): read and
+        # encode it once.
+        self._last: tuple[int, Payload] | None = None
+        self._last_b64: tuple[int, Encoded] | None = None
+        self.files_written = 0
+        self.bytes_written = 0
+
+    def get(self, ref: ImageRef) -> Payload:
+        if self._last is not None and self._last[0] == ref.id:
+            return self._last[1]
+        payload = self._read(ref)
+        self._last = (ref.id, payload)
+        return payload
+
+    def base64(self, ref: ImageRef) -> Encoded:
+        if self._last_b64 is not None and self._last_b64[0] == ref.id:
+            return self._last_b64[1]
+        encoded = Encoded(base64.b64encode(self.get(ref).data))
+        self._last_b64 = (ref.id, encoded)
+        return encoded
+
+    def _read(self, ref: ImageRef) -> Payload:
+        if ref.format in PASS_THROUGH:
+            return Payload(image_bytes(ref.file), f"{ref.sha256}.{EXTENSIONS[ref.format]}")
+        cached = self._converted.get(ref.id)
+        if cached is not None:
+            self._converted.move_to_end(ref.id)
+            return cached
+        data = encode_for_vlmeval(image_bytes(ref.file))
+        payload = Payload(data, f"{ref.sha256}.png")
+        self._converted[ref.id] = payload
+        if len(self._converted) > CONVERTED_CACHE:
+            self._converted.popitem(last=False)
+        return payload
+
+    @staticmethod
+    def name(ref: ImageRef) -> str:
+        """The images/ file name of an image."""
+        return f"{ref.sha256}.{EXTENSIONS.get(ref.format, 'png')}"
+
+    def place(self, folder: str, ref: ImageRef) -> str:
+        """Put the image into `folder` once (named by its sha256) and return its name."""
+        name = self.name(ref)
+        target = os.path.join(folder, name)
+        source = _local_path(ref.file) if ref.format in PASS_THROUGH else None
+        try:
+            if source is not None:
+                _link_or_copy(source, target)
+                size = ref.size
+            else:
+                data = self.get(ref).data
+                with open(target, "xb") as out:
+                    out.write(data)
+                size = len(data)
+        except FileExistsError:
+            return name  # placed for an earlier row: one file per image
+        self.files_written += 1
+        self.bytes_written += size
+        return name
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    # Stored images are content-addressed and never rewritten, so a hard link is as good as a copy
+    # and costs no disk; across file systems we copy.
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        raise
+    except OSError:
+        with open(source, "rb") as src, open(target, "xb") as out:
+            shutil.copyfileobj(src, out)

@@ -1,0 +1,318 @@
+"""Triage: compute every item's suspicion score and reasons for a benchmark, and store them.
+
+Built for 100k items: every read is one `values_list` scan of the needed columns, perceptual
+hashes are computed from the stored files once and cached (ImageHash), and the results replace
+the old ones in one transaction with batched inserts. The signals themselves are pure
+(`annotations.scoring.triage`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils import timezone
+
+from annotations.models import (
+    Benchmark,
+    Family,
+    Image,
+    ImageHash,
+    Item,
+    ItemImage,
+    Prediction,
+    Review,
+    Run,
+    RunKind,
+    RunStatus,
+    Suspicion,
+    TriageFlag,
+    TriageSetting,
+)
+from annotations.scoring.triage import (
+    ALL_CODES,
+    ItemFacts,
+    ReviewFacts,
+    RunVotes,
+    Suspect,
+    answerable_without_image,
+    broken_items,
+    combine,
+    duplicate_reasons,
+    image_hashes,
+    model_consensus,
+    near_image_pairs,
+    near_question_pairs,
+    reads_as_empty,
+    reviewer_signals,
+)
+from annotations.scoring.triage.broken import LETTERS
+
+BATCH = 2000
+HASH_BATCH = 500
+Progress = Callable[[int], None]
+
+
+@dataclass
+class TriageResult:
+    suspects: list[Suspect]
+    index_of: dict[int, int]  # item id -> source index
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+# --- image hashes ---------------------------------------------------------------------------
+
+
+def image_hashes_ensure(*, benchmark: Benchmark, progress: Progress | None = None) -> int:
+    """Hash (from the stored files) every image of the benchmark not hashed yet; returns how
+    many were hashed. Idempotent: a hash is computed once per stored image, ever."""
+    missing = list(
+        Image.objects.filter(
+            pk__in=ItemImage.objects.filter(item__benchmark=benchmark).values("image_id"),
+            hashes__isnull=True,
+        ).values_list("pk", "file")
+    )
+    for start in range(0, len(missing), HASH_BATCH):
+        rows = []
+        for pk, name in missing[start : start + HASH_BATCH]:
+            try:
+                with default_storage.open(name, "rb") as handle:
+                    hashes = image_hashes(handle.read())
+            except OSError:
+                hashes = None
+            phash, dhash = hashes or (None, None)
+            rows.append(
+                ImageHash(
+                    image_id=pk,
+                    phash=f"{phash:016x}" if phash is not None else "",
+                    dhash=f"{dhash:016x}" if dhash is not None else "",
+                )
+            )
+        ImageHash.objects.bulk_create(rows, ignore_conflicts=True)
+        if progress:
+            progress(len(rows))
+    return len(missing)
+
+
+# --- loading --------------------------------------------------------------------------------
+
+
+def _load_items(benchmark: Benchmark) -> tuple[list[ItemFacts], dict[int, int], dict[int, int]]:
+    """(facts, item id -> source index, item id -> version), images attached."""
+    images: dict[int, list[str]] = {}
+    rows = (
+        ItemImage.objects.filter(item__benchmark=benchmark)
+        .order_by("item_id", "position")
+        .values_list("item_id", "image__sha256")
+    )
+    for item_id, sha in rows.iterator(chunk_size=BATCH):
+        images.setdefault(item_id, []).append(sha)
+    max_letters = 5 if benchmark.family == Family.MEDQDEG else len(LETTERS)
+    facts, index_of, version_of = [], {}, {}
+    columns = ("pk", "source_index", "question", "options", "answer", "split", "task")
+    rows = (
+        Item.objects.filter(benchmark=benchmark)
+        .order_by()
+        .values_list(*columns, "extra__gt", "clean_twin_id", "case_id", "version")
+    )
+    for pk, index, question, options, answer, split, task, gt, twin, case, version in rows.iterator(
+        chunk_size=BATCH
+    ):
+        index_of[pk] = index
+        version_of[pk] = version
+        group = ("case", case) if case else twin or pk
+        facts.append(
+            ItemFacts(
+                key=pk,
+                question=question,
+                options=tuple("" if o is None else str(o) for o in options or ()),
+                answer=answer,
+                gt=None if gt is None else str(gt),
+                split=split,
+                task=task,
+                images=tuple(images.get(pk, ())),
+                group=group,
+                max_letters=max_letters,
+            )
+        )
+    return facts, index_of, version_of
+
+
+def _load_runs(benchmark: Benchmark, version_of: dict[int, int]) -> tuple[list, list, list]:
+    """(runs with the image, runs without it, run descriptions) as votes on current versions."""
+    runs = list(
+        Run.objects.filter(benchmark=benchmark, status=RunStatus.DONE)
+        .exclude(kind=RunKind.BASELINE)  # a baseline's answer is a rule, not a judgement
+        .order_by("pk")
+        .values_list("pk", "label", "with_image")
+    )
+    answers: dict[int, dict[int, str]] = {pk: {} for pk, _l, _w in runs}
+    predictions = Prediction.objects.filter(run_id__in=list(answers), error="").values_list(
+        "run_id", "item_id", "item_version", "extracted"
+    )
+    for run_id, item_id, item_version, extracted in predictions.iterator(chunk_size=BATCH):
+        # An answer to an older version of the item may answer a question that no longer exists.
+        if version_of.get(item_id) == item_version:
+            answers[run_id][item_id] = extracted
+    seeing = [RunVotes(pk, label, answers[pk]) for pk, label, with_image in runs if with_image]
+    blind = [RunVotes(pk, label, answers[pk]) for pk, label, with_image in runs if not with_image]
+    described = [{"id": pk, "label": label, "with_image": w} for pk, label, w in runs]
+    return seeing, blind, described
+
+
+def _load_reviews(benchmark: Benchmark, version_of: dict[int, int]) -> list[ReviewFacts]:
+    rows = Review.objects.filter(item__benchmark=benchmark).values_list(
+        "item_id", "item_version", "verdict", "seconds_spent", "reason"
+    )
+    return [
+        ReviewFacts(item_id, verdict, seconds, reason)
+        for item_id, version, verdict, seconds, reason in rows.order_by().iterator(chunk_size=BATCH)
+        if version_of.get(item_id) == version
+    ]
+
+
+def _image_hash_maps(benchmark: Benchmark) -> tuple[dict[str, int], dict[str, int]]:
+    rows = ImageHash.objects.filter(
+        image_id__in=ItemImage.objects.filter(item__benchmark=benchmark).values("image_id")
+    ).values_list("image__sha256", "phash", "dhash")
+    phashes, dhashes = {}, {}
+    for sha, phash, dhash in rows.iterator(chunk_size=BATCH):
+        if phash:
+            phashes[sha] = int(phash, 16)
+            dhashes[sha] = int(dhash, 16)
+    return phashes, dhashes
+
+
+# --- computing ------------------------------------------------------------------------------
+
+
+def _usable_letters(item: ItemFacts) -> list[str]:
+    options = item.options[: item.max_letters]
+    return [LETTERS[i] for i, text in enumerate(options) if text and not reads_as_empty(text)]
+
+
+def benchmark_triage_compute(
+    *, benchmark: Benchmark, progress: Progress | None = None
+) -> TriageResult:
+    """Every signal over the benchmark, combined; nothing is written except image hashes."""
+    started = time.perf_counter()
+    image_hashes_ensure(benchmark=benchmark, progress=progress)
+    facts, index_of, version_of = _load_items(benchmark)
+    seeing, blind, described = _load_runs(benchmark, version_of)
+    gold = {item.key: item.answer for item in facts}
+    letters = {item.key: _usable_letters(item) for item in facts}
+    tasks = {item.key: item.task for item in facts}
+    consensus = model_consensus(gold, letters, seeing)
+    without_image, by_task = answerable_without_image(gold, letters, tasks, blind)
+    phashes, dhashes = _image_hash_maps(benchmark)
+    image_pairs = near_image_pairs(phashes, dhashes=dhashes)
+    question_pairs = near_question_pairs({item.key: item.question for item in facts})
+    duplicates = duplicate_reasons(facts, image_pairs, question_pairs)
+    reviews = reviewer_signals(_load_reviews(benchmark, version_of))
+    suspects = combine(consensus, without_image, duplicates, broken_items(facts), reviews)
+    for suspect in suspects:
+        _add_indexes(suspect, index_of)
+    summary = _summary(facts, suspects, described, seeing, gold, by_task)
+    summary["seconds"] = round(time.perf_counter() - started, 3)
+    return TriageResult(suspects, index_of, summary)
+
+
+def _add_indexes(suspect: Suspect, index_of: dict[int, int]) -> None:
+    """Evidence names other items by id; clinicians know them by their benchmark index."""
+    for reason in suspect.reasons:
+        for other in reason.evidence.get("others", ()):
+            if "item" in other:
+                other["index"] = index_of.get(other["item"])
+
+
+def _summary(facts, suspects, described, seeing, gold, by_task) -> dict[str, Any]:
+    counts = dict.fromkeys(ALL_CODES, 0)
+    for suspect in suspects:
+        for reason in suspect.reasons:
+            counts[reason.code] = counts.get(reason.code, 0) + 1
+    accuracy = {}
+    for run in seeing:
+        answered = [key for key in run.answers if key in gold]
+        hits = sum(run.answers[key] == gold[key] for key in answered)
+        accuracy[run.key] = round(hits / len(answered), 4) if answered else None
+    for run in described:
+        run["accuracy"] = accuracy.get(run["id"])
+    return {
+        "items": len(facts),
+        "suspects": len(suspects),
+        "by_code": counts,
+        "runs": described,
+        "tasks": [blind.as_json() for blind in sorted(by_task.values(), key=lambda b: b.task)],
+    }
+
+
+# --- storing --------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def triage_store(*, benchmark: Benchmark, result: TriageResult) -> TriageSetting:
+    """Replace the benchmark's suspicions and reason flags with `result`, in batches."""
+    Suspicion.objects.filter(item__benchmark=benchmark).delete()
+    TriageFlag.objects.filter(benchmark=benchmark).delete()
+    now = timezone.now()
+    suspicions, flags = [], []
+    for suspect in result.suspects:
+        suspicions.append(
+            Suspicion(
+                item_id=suspect.key,
+                score=round(suspect.score, 6),
+                reasons=[reason.as_json() for reason in suspect.reasons],
+                computed_at=now,
+            )
+        )
+        flags.extend(
+            TriageFlag(item_id=suspect.key, benchmark=benchmark, code=r.code, weight=r.weight)
+            for r in suspect.reasons
+        )
+    Suspicion.objects.bulk_create(suspicions, batch_size=BATCH)
+    TriageFlag.objects.bulk_create(flags, batch_size=BATCH)
+    setting, _created = TriageSetting.objects.get_or_create(benchmark=benchmark)
+    setting.summary = result.summary
+    setting.computed_at = now
+    setting.save(update_fields=["summary", "computed_at"])
+    return setting
+
+
+def benchmark_triage(*, benchmark: Benchmark, progress: Progress | None = None) -> TriageResult:
+    """Compute and store the triage of a benchmark (the task, the command and the bench)."""
+    result = benchmark_triage_compute(benchmark=benchmark, progress=progress)
+    triage_store(benchmark=benchmark, result=result)
+    return result
+
+
+@transaction.atomic
+def triage_setting_update(*, benchmark: Benchmark, suspects_first: bool) -> TriageSetting:
+    """Switch the "review the suspects first" ordering of the benchmark's queue."""
+    setting, _created = TriageSetting.objects.select_for_update().get_or_create(benchmark=benchmark)
+    setting.suspects_first = suspects_first
+    setting.save(update_fields=["suspects_first"])
+    return setting
+
+
+def triage_schedule(*, benchmark_id: int, user: Any = None) -> Any:
+    """Queue a recomputation after the current transaction commits (runs and imports call this).
+
+    A triage job already waiting for this benchmark is reused: ten runs finishing together
+    cause one recomputation, not ten.
+    """
+    from annotations.models import Job, JobStatus
+    from annotations.services.jobs import job_create
+    from annotations.tasks.triage import triage_benchmark_task  # import cycle
+
+    waiting = Job.objects.filter(
+        kind="triage", benchmark_id=benchmark_id, status=JobStatus.QUEUED
+    ).first()
+    if waiting is not None:
+        return waiting
+    job = job_create(kind="triage", params={}, user=user, benchmark=Benchmark(pk=benchmark_id))
+    transaction.on_commit(lambda: triage_benchmark_task.delay(job.pk))
+    return job

@@ -1,0 +1,148 @@
+"""Gastric-X case pages: the case list and the case page with the multi-phase CT viewer."""
+
+from __future__ import annotations
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_GET
+
+from annotations.access import ROLES, role_required
+from annotations.imaging import ct
+from annotations.models import Benchmark, BoxLabel, Case, Family, Volume
+from annotations.selectors import cases as selectors
+from annotations.services.boxes import CT_LABELS
+
+VIEWER_TEXT = {
+    "slice": _("Slice"),
+    "slices": _("slices"),
+    "loading": _("Loading"),
+    "saved": _("Saved."),
+    "accepted": _("Box accepted."),
+    "rejected": _("Box rejected."),
+    "copied": _("Copied to"),
+    "conflict": _("Someone else changed this box meanwhile: reload the page to see their version."),
+    "newBox": _("New box"),
+    "box": _("Box"),
+}
+
+PRESET_NAMES = {
+    "soft_tissue": _("Soft tissue"),
+    "liver": _("Liver"),
+    "lung": _("Lung"),
+    "bone": _("Bone"),
+    "brain": _("Brain"),
+}
+
+
+@require_GET
+@role_required(*ROLES)
+def case_list(request: HttpRequest, name: str | None = None) -> HttpResponse:
+    benchmark = None
+    if name is not None:
+        benchmark = get_object_or_404(Benchmark, name=name, family=Family.GASTRICX)
+    page = Paginator(selectors.gastricx_cases(benchmark), 50).get_page(request.GET.get("page"))
+    return render(request, "cases/case_list.html", {"benchmark": benchmark, "page": page})
+
+
+def _initial_slices(volumes: list[Volume]) -> dict[int, int]:
+    """The slice of each phase at the patient position of the first phase's middle slice."""
+    if not volumes:
+        return {}
+    first = volumes[0]
+    centre = ((first.size_x - 1) / 2, (first.size_y - 1) / 2, first.size_z // 2)
+    point = ct.index_to_lps(centre, first.spacing, first.origin, first.direction)
+    slices = {}
+    for volume in volumes:
+        z = ct.lps_to_index(point, volume.spacing, volume.origin, volume.direction)[2]
+        slices[volume.pk] = min(max(round(z), 0), volume.size_z - 1)
+    return slices
+
+
+def _box_json(box) -> dict:
+    return {
+        "id": box.pk,
+        "label": box.label,
+        "voxel": box.voxel,
+        "mm": box.mm,
+        "state": box.state,
+        "source": box.source,
+        "version": box.version,
+        "author": box.author.get_username() if box.author else "",
+    }
+
+
+def _viewer_config(request: HttpRequest, volumes: list[Volume], slices: dict[int, int]) -> dict:
+    return {
+        "csrfToken": get_token(request),
+        "text": VIEWER_TEXT,
+        "presets": [
+            {"key": key, "name": str(PRESET_NAMES[key]), "width": w, "level": level}
+            for key, (w, level) in ct.WINDOW_PRESETS.items()
+        ],
+        "labels": {value: str(BoxLabel(value).label) for value in CT_LABELS},
+        "volumes": [
+            {
+                "id": v.pk,
+                "phase": v.phase,
+                "phaseName": str(v.get_phase_display()),
+                "shape": list(v.shape),
+                "spacing": v.spacing,
+                "origin": v.origin,
+                "direction": v.direction,
+                "initialZ": slices[v.pk],
+                "voxelsUrl": reverse("volume-voxels", args=[v.pk]),
+                "sliceUrl": reverse("volume-slice", args=[v.pk, 0]).replace("/0.png", "/{z}.png"),
+                "boxesUrl": reverse("api-volume-boxes", args=[v.pk]),
+                "boxes": [_box_json(b) for b in v.boxes.all()],
+            }
+            for v in volumes
+        ],
+        "boxUrl": reverse("api-box", args=[0]).replace("/0/", "/{id}/"),
+    }
+
+
+@require_GET
+@role_required(*ROLES)
+def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    case = get_object_or_404(
+        Case.objects.select_related("benchmark", "endoscopy_image").prefetch_related("indicators"),
+        pk=pk,
+    )
+    page = selectors.case_page(case)
+    slices = _initial_slices(page.volumes)
+    context = {
+        "case": case,
+        "volumes": [(v, slices[v.pk]) for v in page.volumes],
+        "items": page.items,
+        "reports": [
+            (_("Diagnostic report"), case.reports.get("diagnostic")),
+            (_("CT report"), case.reports.get("ct")),
+            (_("Endoscopy report"), case.reports.get("endoscopy")),
+        ],
+        "viewer_config": _viewer_config(request, page.volumes, slices),
+        "image_config": _image_config(request, case),
+        "default_window": ct.WINDOW_PRESETS["soft_tissue"],
+    }
+    return render(request, "cases/case.html", context)
+
+
+def _image_config(request: HttpRequest, case: Case) -> dict | None:
+    image = case.endoscopy_image
+    if image is None:
+        return None
+    return {
+        "csrfToken": get_token(request),
+        "text": VIEWER_TEXT,
+        "width": image.width,
+        "height": image.height,
+        "boxesUrl": reverse("api-image-boxes", args=[image.sha256]),
+        "labels": {value: str(label) for value, label in BoxLabel.choices},
+        "boxes": [
+            {"id": b.pk, "label": b.label, "box": b.voxel, "state": b.state, "version": b.version}
+            for b in selectors.image_boxes(image)
+        ],
+    }

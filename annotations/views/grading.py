@@ -1,0 +1,167 @@
+"""Blinded side-by-side grading: sessions (curators), the grading page (clinicians), ratings."""
+
+from __future__ import annotations
+
+import time
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, has_role, role_required
+from annotations.models import Benchmark, GradingSession, Item, Preference, Run, RunStatus
+from annotations.selectors import runs as run_selectors
+from annotations.services import grading as grading_services
+from annotations.services.errors import DomainError
+
+GRADERS = (REVIEWER, ADJUDICATOR)
+
+
+class SessionCreateForm(forms.Form):
+    run_a = forms.ModelChoiceField(queryset=Run.objects.none(), label=_("Run A"))
+    run_b = forms.ModelChoiceField(queryset=Run.objects.none(), label=_("Run B"))
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        runs = Run.objects.exclude(status=RunStatus.QUEUED).select_related("benchmark")
+        for name in ("run_a", "run_b"):
+            self.fields[name].queryset = runs.order_by("-pk")
+            self.fields[name].label_from_instance = lambda run: (
+                f"#{run.pk} {run.label} · {run.benchmark.name}"
+            )
+
+
+class GradeForm(forms.Form):
+    item = forms.IntegerField(widget=forms.HiddenInput)
+    shown_at = forms.FloatField(widget=forms.HiddenInput, required=False)
+    preference = forms.ChoiceField(choices=Preference.choices)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for side in grading_services.SIDES:
+            for criterion in grading_services.RUBRIC_CRITERIA:
+                self.fields[f"{side}_{criterion}"] = forms.TypedChoiceField(
+                    choices=[("", "")] + [(s, s) for s in grading_services.RUBRIC_SCORES],
+                    coerce=int,
+                    required=False,
+                    empty_value=None,
+                )
+
+    def rubric(self) -> dict:
+        return {
+            side: {
+                criterion: self.cleaned_data[f"{side}_{criterion}"]
+                for criterion in grading_services.RUBRIC_CRITERIA
+                if self.cleaned_data.get(f"{side}_{criterion}") is not None
+            }
+            for side in grading_services.SIDES
+        }
+
+    def seconds_spent(self) -> float | None:
+        shown_at = self.cleaned_data.get("shown_at")
+        if not shown_at:
+            return None
+        return max(0.0, min(time.time() - shown_at, 3600.0))
+
+
+@require_GET
+@role_required(CURATOR, *GRADERS)
+def grading_index(request: HttpRequest) -> HttpResponse:
+    is_curator = has_role(request.user, CURATOR)
+    sessions = run_selectors.grading_sessions(grader=None if is_curator else request.user)
+    context = {
+        "sessions": sessions,
+        "form": SessionCreateForm() if is_curator else None,
+        "show_names": is_curator,  # graders never see which runs a session compares
+    }
+    return render(request, "runs/grading_index.html", context)
+
+
+@require_POST
+@role_required(CURATOR)
+def grading_session_create(request: HttpRequest) -> HttpResponse:
+    form = SessionCreateForm(request.POST)
+    if form.is_valid():
+        try:
+            grading_services.grading_session_create(
+                run_a=form.cleaned_data["run_a"],
+                run_b=form.cleaned_data["run_b"],
+                created_by=request.user,
+            )
+        except DomainError as error:
+            form.add_error(None, str(error))
+    if not form.is_valid():
+        sessions = run_selectors.grading_sessions()
+        context = {"sessions": sessions, "form": form, "show_names": True}
+        return render(request, "runs/grading_index.html", context, status=400)
+    messages.success(request, _("Grading session created: clinicians can now grade it."))
+    return redirect("grading")
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(*GRADERS)
+def grade(request: HttpRequest, pk: int) -> HttpResponse:
+    session = get_object_or_404(GradingSession.objects.select_related("run_a__benchmark"), pk=pk)
+    if request.method == "POST":
+        form = GradeForm(request.POST)
+        if form.is_valid():
+            item = get_object_or_404(
+                Item, pk=form.cleaned_data["item"], benchmark_id=session.run_a.benchmark_id
+            )
+            try:
+                grading_services.grade_submit(
+                    session=session,
+                    item=item,
+                    grader=request.user,
+                    preference=form.cleaned_data["preference"],
+                    rubric=form.rubric(),
+                    seconds_spent=form.seconds_spent(),
+                )
+            except DomainError as error:
+                messages.error(request, str(error))
+            return redirect("grade", pk=session.pk)
+        messages.error(request, _("Choose which answer is better before saving."))
+    return _grade_page(request, session)
+
+
+def _grade_page(request: HttpRequest, session: GradingSession) -> HttpResponse:
+    item = run_selectors.grading_next_item(session=session, grader=request.user)
+    progress = run_selectors.grading_progress(session=session, grader=request.user)
+    context: dict = {"session": session, "item": item, "progress": progress}
+    if item is not None:
+        predictions = run_selectors.grading_item_predictions(session=session, item=item)
+        left, right = grading_services.grade_sides(
+            session=session, item=item, grader=request.user, predictions=predictions
+        )
+        options = dict(item.lettered_options)
+        # Only the answers travel to the page: never a run, an endpoint or a prediction id.
+        context["answers"] = [
+            {
+                "side": side,
+                "key": key,
+                "text": prediction.raw_text,
+                "extracted": prediction.extracted,
+                "extracted_text": options.get(prediction.extracted, ""),
+            }
+            for side, key, prediction in (("left", "A", left), ("right", "B", right))
+        ]
+        context["criteria"] = grading_services.RUBRIC_CRITERIA
+        context["shown_at"] = time.time()
+    return render(request, "runs/grade.html", context)
+
+
+@require_GET
+@role_required(CURATOR)
+def ratings(request: HttpRequest) -> HttpResponse:
+    name = request.GET.get("benchmark", "")
+    benchmark = get_object_or_404(Benchmark, name=name) if name else None
+    result = run_selectors.grading_ratings(benchmark=benchmark)
+    context = {
+        "result": result,
+        "benchmark": benchmark,
+        "benchmarks": Benchmark.objects.order_by("name"),
+    }
+    return render(request, "runs/ratings.html", context)

@@ -1,0 +1,196 @@
+"""Degraded/clean pairs: start degradation, review a pair side by side, robustness of runs."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, ROLES, has_role, role_required
+from annotations.formats.taxonomy import CT_KINDS, HISTOPATHOLOGY_KINDS, MRI_KINDS
+from annotations.imaging.degrade import KINDS, SEVERITIES
+from annotations.models import Benchmark, SeverityJudgement
+from annotations.selectors import pairs as selectors
+from annotations.services.errors import DomainError
+from annotations.services.jobs import job_create
+from annotations.services.pair_review import LEFT, RIGHT, degraded_side, pair_review_submit
+from annotations.tasks.degrade import benchmark_degrade_task
+
+BLIND_SESSION_KEY = "pairs_blinded"
+_ONLY_FOR = dict.fromkeys(CT_KINDS, "CT") | dict.fromkeys(MRI_KINDS, "MRI")
+_ONLY_FOR |= dict.fromkeys(HISTOPATHOLOGY_KINDS, "Histopathology")
+
+
+def _kind_label(kind: str) -> str:
+    only = _ONLY_FOR.get(kind)
+    return f"{kind} · {only}" if only else kind
+
+
+class DegradeForm(forms.Form):
+    kinds = forms.MultipleChoiceField(
+        label=gettext_lazy("Degradation kinds"),
+        choices=[(kind, _kind_label(kind)) for kind in KINDS],
+        widget=forms.CheckboxSelectMultiple,
+        initial=list(KINDS),
+    )
+    severities = forms.MultipleChoiceField(
+        label=gettext_lazy("Severities"),
+        choices=[("mild", gettext_lazy("Mild")), ("severe", gettext_lazy("Severe"))],
+        widget=forms.CheckboxSelectMultiple,
+        initial=list(SEVERITIES),
+    )
+    seed = forms.IntegerField(label=gettext_lazy("Seed"), min_value=0, max_value=2**31, initial=0)
+
+
+class PairReviewForm(forms.Form):
+    version = forms.IntegerField(min_value=1)
+    answerable = forms.TypedChoiceField(
+        choices=[("yes", gettext_lazy("Yes")), ("no", gettext_lazy("No"))],
+        coerce=lambda value: value == "yes",
+        error_messages={"required": gettext_lazy("Is the question still answerable?")},
+    )
+    realism = forms.TypedChoiceField(
+        choices=[(str(n), str(n)) for n in range(1, 6)],
+        coerce=int,
+        error_messages={"required": gettext_lazy("Score the realism from 1 to 5.")},
+    )
+    severity_judgement = forms.ChoiceField(
+        choices=SeverityJudgement.choices,
+        error_messages={"required": gettext_lazy("Is the severity right?")},
+    )
+    identified_side = forms.ChoiceField(choices=[(LEFT, LEFT), (RIGHT, RIGHT)], required=False)
+    comment = forms.CharField(required=False, max_length=5000)
+    seconds_spent = forms.FloatField(required=False)
+
+
+def _blinded(request: HttpRequest) -> bool:
+    return bool(request.session.get(BLIND_SESSION_KEY, False))
+
+
+@require_GET
+@role_required(*ROLES)
+def pairs_home(request: HttpRequest) -> HttpResponse:
+    context = {"blinded": _blinded(request)}
+    if has_role(request.user, REVIEWER):
+        context["progress"] = selectors.pair_progress(request.user)
+    if has_role(request.user, CURATOR, ADJUDICATOR):
+        context["benchmarks"] = selectors.pair_benchmarks()
+    return render(request, "pairs/home.html", context)
+
+
+@require_POST
+@role_required(REVIEWER)
+def pairs_blind_toggle(request: HttpRequest) -> HttpResponse:
+    # A reviewer's own study mode: sides shuffled and "which is degraded?" asked first.
+    request.session[BLIND_SESSION_KEY] = request.POST.get("blinded") == "1"
+    return redirect("pairs")
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(CURATOR)
+def benchmark_degrade_view(request: HttpRequest, name: str) -> HttpResponse:
+    form = DegradeForm(request.POST or None)
+    benchmark = get_object_or_404(Benchmark, name=name)
+    if request.method == "POST" and form.is_valid():
+        job = job_create(
+            kind="degrade", params=form.cleaned_data, user=request.user, benchmark=benchmark
+        )
+        transaction.on_commit(lambda: benchmark_degrade_task.delay(job.id))
+        return redirect("job", pk=job.pk)
+    context = {
+        "benchmark": benchmark,
+        "form": form,
+        "overview": selectors.degrade_overview(benchmark),
+    }
+    return render(request, "pairs/degrade.html", context)
+
+
+@require_GET
+@role_required(REVIEWER)
+def pair_next(request: HttpRequest) -> HttpResponse:
+    after = request.GET.get("after", "")
+    assignment = selectors.pair_queue_next(
+        request.user, after=int(after) if after.isdigit() else None
+    )
+    if assignment is None:
+        messages.info(request, _("No pair is waiting for your review."))
+        return redirect("pairs")
+    return redirect("pair-review", pk=assignment.item_id)
+
+
+def _sides(page: selectors.PairPage, user, blinded: bool) -> list[dict]:
+    clean_images = list(page.clean.item_images.all())
+    degraded_images = list(page.item.item_images.all())
+    clean = {"image": clean_images[0].image if clean_images else None, "role": "clean"}
+    degraded = {"image": degraded_images[0].image if degraded_images else None, "role": "degraded"}
+    if not blinded:
+        return [clean, degraded]
+    # The role never reaches the page in blind mode: only the order of the two images.
+    left_is_degraded = degraded_side(item_id=page.item.pk, reviewer_id=user.pk) == LEFT
+    ordered = [degraded, clean] if left_is_degraded else [clean, degraded]
+    return [{"image": side["image"], "role": ""} for side in ordered]
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(REVIEWER)
+def pair_review(request: HttpRequest, pk: int) -> HttpResponse:
+    form = PairReviewForm(request.POST or None)
+    page = selectors.pair_page(request.user, pk)
+    blinded = _blinded(request)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            pair_review_submit(
+                item=page.item,
+                reviewer=request.user,
+                version=data["version"],
+                answerable=data["answerable"],
+                realism=data["realism"],
+                severity_judgement=data["severity_judgement"],
+                comment=data["comment"],
+                blinded=blinded,
+                identified_side=data["identified_side"],
+                seconds_spent=data["seconds_spent"],
+            )
+        except DomainError as error:
+            form.add_error(None, str(error))
+        else:
+            _reveal(request, page, blinded, data["identified_side"])
+            return redirect(f"{reverse('pair-next')}?after={page.assignment.pk}")
+    context = {
+        "page": page,
+        "item": page.item,
+        "form": form,
+        "blinded": blinded,
+        "sides": _sides(page, request.user, blinded),
+        "realism_range": range(1, 6),
+        "severity_choices": SeverityJudgement.choices,
+    }
+    return render(request, "pairs/review.html", context, status=400 if form.errors else 200)
+
+
+def _reveal(request: HttpRequest, page: selectors.PairPage, blinded: bool, side: str) -> None:
+    if not blinded:
+        messages.success(request, _("Pair review saved."))
+        return
+    actual = degraded_side(item_id=page.item.pk, reviewer_id=request.user.pk)
+    where = _("left") if actual == LEFT else _("right")
+    if side == actual:
+        messages.success(request, _("Saved. Correct: the degraded image was on the %s.") % where)
+    else:
+        messages.warning(request, _("Saved. The degraded image was on the %s.") % where)
+
+
+@require_GET
+@role_required(CURATOR, ADJUDICATOR)
+def benchmark_robustness(request: HttpRequest, name: str) -> HttpResponse:
+    benchmark = get_object_or_404(Benchmark, name=name)
+    reports = selectors.robustness(benchmark)
+    context = {"benchmark": benchmark, "reports": reports, "levels": selectors.LEVELS}
+    return render(request, "pairs/robustness.html", context)

@@ -1,0 +1,190 @@
+"""Release pages: list, new release, live build progress, streamed downloads, diff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django import forms
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRefresh
+
+from annotations.access import CURATOR, role_required
+from annotations.models import Benchmark, Release, ReleaseStatus
+from annotations.selectors import releases as selectors
+from annotations.services.errors import DomainError
+from annotations.services.releases import release_retry, release_selection, release_start
+
+FILTER_LABELS = {
+    "split": _("Split"),
+    "category": _("Category"),
+    "task": _("Task"),
+    "scene": _("Scene"),
+    "modality": _("Modality"),
+    "dataset": _("Source dataset"),
+    "degradation_type": _("Degradation type"),
+}
+
+
+class ReleaseForm(forms.Form):
+    name = forms.CharField(label=_("Dataset name"), max_length=100)
+    version = forms.CharField(label=_("Version"), max_length=40, initial="1.0")
+    include_all = forms.BooleanField(
+        label=_("Include every item, not only curated ones (agreed or adjudicated)"),
+        required=False,
+    )
+    withhold_split = forms.ChoiceField(label=_("Withhold the answers of split"), required=False)
+
+    def __init__(self, *args, choices: dict, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        splits = [value for value, _count in choices.get("split", [])]
+        self.fields["withhold_split"].choices = [("", _("none"))] + [(s, s) for s in splits]
+        self.filter_names = list(choices)
+        for name, values in choices.items():
+            self.fields[f"filter_{name}"] = forms.MultipleChoiceField(
+                label=FILTER_LABELS.get(name, name),
+                required=False,
+                choices=[(value, f"{value} ({count})") for value, count in values],
+                widget=forms.CheckboxSelectMultiple,
+            )
+
+    def filter_fields(self):
+        return [self[f"filter_{name}"] for name in self.filter_names]
+
+    def filters(self) -> dict[str, list[str]]:
+        return {name: self.cleaned_data[f"filter_{name}"] for name in self.filter_names}
+
+
+@require_GET
+@role_required(CURATOR)
+def release_list(request: HttpRequest, name: str | None = None) -> HttpResponse:
+    benchmark = get_object_or_404(Benchmark, name=name) if name else None
+    page = Paginator(selectors.release_list(benchmark=benchmark), 50).get_page(
+        request.GET.get("page")
+    )
+    benchmarks = Benchmark.objects.order_by("name")
+    context = {"benchmark": benchmark, "page": page, "benchmarks": benchmarks}
+    return render(request, "releases/list.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(CURATOR)
+def release_new(request: HttpRequest, name: str) -> HttpResponse:
+    benchmark = get_object_or_404(Benchmark, name=name)
+    form = ReleaseForm(
+        request.POST or None,
+        initial={"name": benchmark.name},
+        choices=selectors.release_filter_choices(benchmark),
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            release = release_start(
+                benchmark=benchmark,
+                name=form.cleaned_data["name"],
+                version=form.cleaned_data["version"],
+                user=request.user,
+                include_all=form.cleaned_data["include_all"],
+                filters=form.filters(),
+                withhold_split=form.cleaned_data["withhold_split"],
+            )
+        except DomainError as error:
+            form.add_error(None, str(error))
+        else:
+            return redirect("release", pk=release.pk)
+    return render(request, "releases/new.html", {"benchmark": benchmark, "form": form})
+
+
+def _release_or_404(pk: int) -> Release:
+    release = selectors.release_get(pk)
+    if release is None:
+        raise Http404
+    return release
+
+
+@require_GET
+@role_required(CURATOR)
+def release_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    release = _release_or_404(pk)
+    if request.htmx and release.status != ReleaseStatus.BUILDING:
+        # The build ended while the page was polling: show the whole page (files, charts).
+        return HttpResponseClientRefresh()
+    filters, withhold = release_selection(release)
+    others = selectors.release_list(benchmark=release.benchmark).filter(
+        status=ReleaseStatus.PUBLISHED
+    )
+    context = {
+        "release": release,
+        "filters": filters,
+        "withhold": withhold,
+        "others": others.exclude(pk=release.pk),
+        "charts": _charts(release.manifest.get("counts", {})),
+        "report": release.manifest.get("report_columns", {}).values(),
+    }
+    template = "releases/detail.html#progress" if request.htmx else "releases/detail.html"
+    return render(request, template, context)
+
+
+ROW = 24  # px per bar of the inline SVG charts
+BAR = 260  # px of the longest bar
+
+
+def _charts(counts: dict) -> list[dict]:
+    """The bar charts of the page (drawn as inline SVG): counts by category, l2-category, split."""
+    titles = {
+        "category": _("By category"),
+        "l2-category": _("By l2-category"),
+        "split": _("By split"),
+    }
+    charts = []
+    for key, title in titles.items():
+        values = counts.get(key) or {}
+        if not values:
+            continue
+        top = max(values.values()) or 1
+        ordered = sorted(values.items(), key=lambda pair: (-pair[1], pair[0]))
+        bars = [
+            {"label": label or "—", "count": n, "y": i * ROW, "width": max(2, round(BAR * n / top))}
+            for i, (label, n) in enumerate(ordered)
+        ]
+        charts.append({"title": title, "bars": bars, "height": len(bars) * ROW})
+    return charts
+
+
+@require_GET
+@role_required(CURATOR)
+def release_download(request: HttpRequest, pk: int, filename: str) -> FileResponse:
+    release = get_object_or_404(Release, pk=pk, status=ReleaseStatus.PUBLISHED)
+    # Only the files the manifest lists (and the manifest itself): never a path from the URL.
+    if filename != "manifest.json" and filename not in release.manifest.get("files", {}):
+        raise Http404
+    path = Path(release.path) / filename
+    if not path.is_file():
+        raise Http404
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=filename)  # noqa: SIM115
+
+
+@require_POST
+@role_required(CURATOR)
+def release_retry_view(request: HttpRequest, pk: int) -> HttpResponse:
+    release = get_object_or_404(Release, pk=pk)
+    try:
+        release_retry(release=release)
+    except DomainError as error:
+        messages.error(request, str(error))
+    return redirect("release", pk=release.pk)
+
+
+@require_GET
+@role_required(CURATOR)
+def release_diff(request: HttpRequest, pk: int) -> HttpResponse:
+    new = _release_or_404(pk)
+    against = request.GET.get("against", "")
+    old = selectors.release_get(int(against)) if against.isdigit() else None
+    if old is None:
+        raise Http404
+    diff = selectors.release_diff(old, new)
+    return render(request, "releases/diff.html", {"diff": diff})

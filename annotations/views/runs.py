@@ -1,0 +1,195 @@
+"""Model runs for curators: list and start runs, follow one live, read its predictions, leaderboard."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRefresh
+
+from annotations.access import CURATOR, role_required
+from annotations.models import Benchmark, EndpointKind, ItemStatus, ModelEndpoint, Run, RunStatus
+from annotations.selectors import runs as run_selectors
+from annotations.services import runs as run_services
+from annotations.services.errors import DomainError
+
+BASELINE_LABELS = {
+    "random": _("Baseline: random option (seeded)"),
+    "first": _("Baseline: always the first option"),
+    "frequent": _("Baseline: most frequent answer per category"),
+}
+
+
+class RunCreateForm(forms.Form):
+    source = forms.ChoiceField(label=_("Model"))
+    benchmark = forms.ModelChoiceField(
+        queryset=Benchmark.objects.order_by("name"), to_field_name="name", label=_("Benchmark")
+    )
+    status = forms.ChoiceField(required=False, label=_("Item status"))
+    field = forms.ChoiceField(required=False, label=_("Field"))
+    value = forms.CharField(required=False, max_length=200, label=_("Value"))
+    limit = forms.IntegerField(required=False, min_value=1, label=_("At most N items"))
+    concurrency = forms.IntegerField(
+        min_value=1,
+        max_value=run_services.MAX_CONCURRENCY,
+        initial=4,
+        label=_("Requests in flight"),
+    )
+    with_image = forms.BooleanField(required=False, initial=True, label=_("Send the image"))
+    label = forms.CharField(required=False, max_length=200, label=_("Label"))
+    name = forms.CharField(required=False, max_length=100, label=_("Endpoint name"))
+    base_url = forms.URLField(required=False, assume_scheme="http", label=_("Base URL"))
+    model = forms.CharField(required=False, max_length=200, label=_("Model name"))
+    api_key_env = forms.RegexField(
+        required=False,
+        regex=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        max_length=100,
+        label=_("API key environment variable"),
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        endpoints = ModelEndpoint.objects.filter(kind=EndpointKind.OPENAI).order_by("name")
+        self.fields["source"].choices = [
+            *((f"baseline:{key}", label) for key, label in BASELINE_LABELS.items()),
+            *((f"endpoint:{e.pk}", f"{e.name} · {e.model}") for e in endpoints),
+            ("new", _("A new OpenAI-compatible endpoint…")),
+        ]
+        self.fields["status"].choices = [
+            ("", _("Any status")),
+            ("curated", _("Curated (agreed or adjudicated)")),
+            *ItemStatus.choices,
+        ]
+        self.fields["field"].choices = [("", _("No field filter"))] + [
+            (name, name.replace("_", " ")) for name in run_services.SUMMARY_FIELDS
+        ]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("source") == "new":
+            for name in ("name", "base_url", "model"):
+                if not data.get(name):
+                    self.add_error(name, _("Needed for a new endpoint."))
+        return data
+
+    def endpoint(self) -> ModelEndpoint:
+        source = self.cleaned_data["source"]
+        if source.startswith("baseline:"):
+            return run_services.endpoint_ensure_baseline(baseline=source.split(":", 1)[1])
+        if source.startswith("endpoint:"):
+            return get_object_or_404(ModelEndpoint, pk=int(source.split(":", 1)[1]))
+        return run_services.endpoint_ensure_openai(
+            name=self.cleaned_data["name"],
+            base_url=self.cleaned_data["base_url"],
+            model=self.cleaned_data["model"],
+            api_key_env=self.cleaned_data["api_key_env"] or "",
+        )
+
+    def filters(self) -> dict:
+        data = self.cleaned_data
+        filters: dict = {}
+        if data.get("status"):
+            filters["status"] = [data["status"]]
+        if data.get("field") and data.get("value"):
+            filters[data["field"]] = [data["value"]]
+        if data.get("limit"):
+            filters["limit"] = data["limit"]
+        return filters
+
+
+def _list_page(request: HttpRequest, form: RunCreateForm, status: int = 200) -> HttpResponse:
+    runs = list(run_selectors.run_list()[:200])
+    return render(request, "runs/list.html", {"runs": runs, "form": form}, status=status)
+
+
+@require_GET
+@role_required(CURATOR)
+def run_list(request: HttpRequest) -> HttpResponse:
+    initial = {"benchmark": request.GET.get("benchmark", "")}
+    return _list_page(request, RunCreateForm(initial=initial))
+
+
+@require_POST
+@role_required(CURATOR)
+def run_create(request: HttpRequest) -> HttpResponse:
+    form = RunCreateForm(request.POST)
+    if not form.is_valid():
+        return _list_page(request, form, status=400)
+    try:
+        run = run_services.run_create(
+            benchmark=form.cleaned_data["benchmark"],
+            endpoint=form.endpoint(),
+            filters=form.filters(),
+            with_image=form.cleaned_data["with_image"],
+            concurrency=form.cleaned_data["concurrency"],
+            label=form.cleaned_data["label"],
+            created_by=request.user,
+        )
+    except DomainError as error:
+        form.add_error(None, str(error))
+        return _list_page(request, form, status=400)
+    messages.success(request, _("Run started."))
+    return redirect("run", pk=run.pk)
+
+
+@require_GET
+@role_required(CURATOR)
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(run_selectors.run_list(), pk=pk)
+    if request.htmx and request.htmx.target == "run-progress":
+        if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+            # Finished: reload the whole page once, so the scores and predictions appear.
+            return HttpResponseClientRefresh()
+        return render(request, "runs/detail.html#progress", {"run": run})
+    wrong_only = request.GET.get("wrong") == "1"
+    by = request.GET.get("by", "")
+    field_name, _sep, value = by.partition("=")
+    predictions = run_selectors.run_predictions(
+        run=run, wrong_only=wrong_only, field_name=field_name, value=value
+    )
+    page = Paginator(predictions, 50).get_page(request.GET.get("page"))
+    field_values = run_selectors.run_field_values(run)
+    context = {
+        "run": run,
+        "page": page,
+        "field_values": field_values,
+        "filters": {"wrong": "1" if wrong_only else "", "by": by},
+        "breakdown": _breakdown(run),
+        "filter_chips": [
+            (key, ", ".join(map(str, v)) if isinstance(v, list) else str(v))
+            for key, v in (run.filters or {}).items()
+        ],
+    }
+    return render(request, "runs/detail.html", context)
+
+
+def _breakdown(run: Run) -> list[tuple[str, list[tuple[str, dict]]]]:
+    by = (run.summary or {}).get("by", {})
+    return [(name, list(by[name].items())) for name in run_services.SUMMARY_FIELDS if by.get(name)]
+
+
+@require_POST
+@role_required(CURATOR)
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(Run, pk=pk)
+    if run_services.run_cancel(run=run):
+        messages.success(request, _("Run cancelled."))
+    else:
+        messages.info(request, _("This run had already ended."))
+    return redirect("run", pk=run.pk)
+
+
+@require_GET
+@role_required(CURATOR)
+def leaderboard(request: HttpRequest, name: str) -> HttpResponse:
+    benchmark = get_object_or_404(Benchmark, name=name)
+    board = run_selectors.leaderboard(
+        benchmark=benchmark,
+        field_name=request.GET.get("field", ""),
+        sort=request.GET.get("sort", ""),
+    )
+    return render(request, "runs/leaderboard.html", {"board": board, "benchmark": benchmark})

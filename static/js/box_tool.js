@@ -1,0 +1,369 @@
+// 3D boxes on the CT viewer: draw a rectangle on a slice, set the first and last slice, drag
+// edges, label, save through the API; accept/reject imported boxes; copy to the other phases
+// (the server carries the box through patient coordinates).
+
+const EDGE_PX = 7; // how close (screen pixels) the pointer must be to grab an edge
+
+export async function api(url, method, body, csrfToken) {
+  const response = await fetch(url, {
+    method,
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken, Accept: "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const error = new Error(data.detail || JSON.stringify(data) || `HTTP ${response.status}`);
+    error.status = response.status;
+    throw error;
+  }
+  return data;
+}
+
+function fmt(point) {
+  return `(${point.map((v) => v.toFixed(1)).join(", ")})`;
+}
+
+export class BoxTool {
+  constructor(viewer, panel, config) {
+    this.viewer = viewer;
+    this.panel = panel;
+    this.config = config;
+    this.text = config.text || {};
+    this.boxes = new Map(config.volumes.map((volume) => [volume.id, volume.boxes]));
+    this.draft = null; // {viewport, id, label, voxel: [x0,y0,z0,x1,y1,z1], version, state, source}
+    this.drawMode = false;
+    this.$ = (selector) => panel.querySelector(selector);
+    viewer.viewports.forEach((viewport) => this.bindStage(viewport));
+    viewer.onSlice(() => this.renderOverlays());
+    this.bindPanel();
+    this.bindKeys();
+    this.renderAll();
+  }
+
+  // --- pointer ---------------------------------------------------------------------------
+
+  bindStage(viewport) {
+    viewport.stage.addEventListener("mousedown", (event) => {
+      if (event.button !== 0) return;
+      event.preventDefault();
+      const [x, y] = viewport.voxelAt(event);
+      const edges = this.edgesNear(viewport, event);
+      if (edges) return this.drag(viewport, (px, py) => this.moveEdges(edges, px, py));
+      if (this.drawMode) return this.startDrawing(viewport, x, y);
+      const hit = this.boxAt(viewport, x, y);
+      if (hit) this.select(viewport, hit);
+    });
+    viewport.stage.addEventListener("mousemove", (event) => {
+      const edges = this.edgesNear(viewport, event);
+      const horizontal = edges && (edges.includes(0) || edges.includes(3));
+      const vertical = edges && (edges.includes(1) || edges.includes(4));
+      viewport.stage.style.cursor = horizontal && vertical ? "move" : horizontal ? "ew-resize" : vertical ? "ns-resize" : this.drawMode ? "crosshair" : "default";
+    });
+  }
+
+  drag(viewport, onMove) {
+    const move = (event) => {
+      const [x, y] = viewport.voxelAt(event);
+      onMove(x, y);
+      this.renderOverlays();
+      this.renderEditor();
+    };
+    const up = () => {
+      window.removeEventListener("mousemove", move);
+      window.removeEventListener("mouseup", up);
+    };
+    window.addEventListener("mousemove", move);
+    window.addEventListener("mouseup", up);
+  }
+
+  startDrawing(viewport, x, y) {
+    const z = viewport.z;
+    this.draft = { viewport, id: null, label: this.$("#box-label").value, voxel: [x, y, z, x + 1, y + 1, z + 1], version: null, state: "proposed", source: "drawn" };
+    const anchor = [x, y];
+    this.drag(viewport, (px, py) => {
+      this.draft.voxel[0] = Math.min(anchor[0], px);
+      this.draft.voxel[3] = Math.max(anchor[0], px) + 1;
+      this.draft.voxel[1] = Math.min(anchor[1], py);
+      this.draft.voxel[4] = Math.max(anchor[1], py) + 1;
+    });
+    this.renderAll();
+  }
+
+  // Indices into voxel (0 = x0, 1 = y0, 3 = x1, 4 = y1) of the draft edges under the pointer.
+  edgesNear(viewport, event) {
+    const draft = this.draft;
+    if (!draft || draft.viewport !== viewport || !this.inRange(draft.voxel, viewport.z)) return null;
+    const rect = viewport.stage.getBoundingClientRect();
+    const px = event.clientX - rect.left;
+    const py = event.clientY - rect.top;
+    const sx = rect.width / viewport.nx;
+    const sy = rect.height / viewport.ny;
+    const [x0, y0, , x1, y1] = draft.voxel;
+    const insideX = px > x0 * sx - EDGE_PX && px < x1 * sx + EDGE_PX;
+    const insideY = py > y0 * sy - EDGE_PX && py < y1 * sy + EDGE_PX;
+    const edges = [];
+    if (insideY && Math.abs(px - x0 * sx) < EDGE_PX) edges.push(0);
+    else if (insideY && Math.abs(px - x1 * sx) < EDGE_PX) edges.push(3);
+    if (insideX && Math.abs(py - y0 * sy) < EDGE_PX) edges.push(1);
+    else if (insideX && Math.abs(py - y1 * sy) < EDGE_PX) edges.push(4);
+    return edges.length ? edges : null;
+  }
+
+  moveEdges(edges, x, y) {
+    const v = this.draft.voxel;
+    for (const edge of edges) {
+      if (edge === 0) v[0] = Math.min(x, v[3] - 1);
+      if (edge === 3) v[3] = Math.max(x + 1, v[0] + 1);
+      if (edge === 1) v[1] = Math.min(y, v[4] - 1);
+      if (edge === 4) v[4] = Math.max(y + 1, v[1] + 1);
+    }
+  }
+
+  inRange(voxel, z) { return voxel[2] <= z && z < voxel[5]; }
+
+  boxAt(viewport, x, y) {
+    return (this.boxes.get(viewport.volume.id) || []).find((box) => {
+      const v = box.voxel;
+      return box.state !== "rejected" && this.inRange(v, viewport.z) && v[0] <= x && x < v[3] && v[1] <= y && y < v[4];
+    });
+  }
+
+  // --- selection and editing ---------------------------------------------------------------
+
+  select(viewport, box) {
+    this.draft = { viewport, id: box.id, label: box.label, voxel: [...box.voxel], version: box.version, state: box.state, source: box.source, mm: box.mm };
+    this.setDrawMode(false);
+    this.renderAll();
+  }
+
+  jumpTo(volumeId, boxId) {
+    const viewport = this.viewer.viewports.find((v) => v.volume.id === volumeId);
+    const box = (this.boxes.get(volumeId) || []).find((b) => b.id === boxId);
+    if (!viewport || !box) return;
+    this.select(viewport, box);
+    this.viewer.activate(viewport);
+    this.viewer.scrollTo(viewport, Math.floor((box.voxel[2] + box.voxel[5] - 1) / 2));
+  }
+
+  setSliceBound(which) {
+    const draft = this.draft;
+    if (!draft) return;
+    const z = draft.viewport.z;
+    if (which === "first") {
+      draft.voxel[2] = z;
+      draft.voxel[5] = Math.max(draft.voxel[5], z + 1);
+    } else {
+      draft.voxel[5] = z + 1;
+      draft.voxel[2] = Math.min(draft.voxel[2], z);
+    }
+    this.renderAll();
+  }
+
+  setSlicesFromInputs() {
+    const draft = this.draft;
+    if (!draft) return;
+    const nz = draft.viewport.nz;
+    const first = Math.min(Math.max(Number(this.$("#box-first").value) || 1, 1), nz);
+    const last = Math.min(Math.max(Number(this.$("#box-last").value) || first, first), nz);
+    draft.voxel[2] = first - 1;
+    draft.voxel[5] = last;
+    this.renderAll();
+  }
+
+  async save() {
+    const draft = this.draft;
+    if (!draft) return;
+    draft.label = this.$("#box-label").value;
+    const volume = draft.viewport.volume;
+    try {
+      const saved = draft.id === null
+        ? await api(volume.boxesUrl, "POST", { label: draft.label, voxel: draft.voxel }, this.config.csrfToken)
+        : await api(this.boxUrl(draft.id), "PATCH", { version: draft.version, label: draft.label, voxel: draft.voxel }, this.config.csrfToken);
+      this.store(volume.id, saved);
+      this.select(draft.viewport, saved);
+      this.message(this.text.saved);
+    } catch (error) {
+      this.message(error.status === 409 ? this.text.conflict : error.message, true);
+    }
+  }
+
+  async review(state) {
+    const draft = this.draft;
+    if (!draft || draft.id === null) return;
+    try {
+      const saved = await api(`${this.boxUrl(draft.id)}review/`, "POST", { version: draft.version, state }, this.config.csrfToken);
+      this.store(draft.viewport.volume.id, saved);
+      this.select(draft.viewport, saved);
+      this.message(state === "accepted" ? this.text.accepted : this.text.rejected);
+    } catch (error) {
+      this.message(error.status === 409 ? this.text.conflict : error.message, true);
+    }
+  }
+
+  async copyToOtherPhases() {
+    const draft = this.draft;
+    if (!draft || draft.id === null) return;
+    const targets = this.viewer.viewports.filter((v) => v !== draft.viewport);
+    const copied = [];
+    for (const target of targets) {
+      try {
+        const saved = await api(`${this.boxUrl(draft.id)}copy/`, "POST", { volume: target.volume.id }, this.config.csrfToken);
+        this.store(target.volume.id, saved);
+        copied.push(target.volume.phaseName);
+      } catch (error) {
+        this.message(`${target.volume.phaseName}: ${error.message}`, true);
+      }
+    }
+    this.renderAll();
+    if (copied.length) this.message(`${this.text.copied} ${copied.join(", ")}`);
+  }
+
+  boxUrl(id) { return this.config.boxUrl.replace("{id}", id); }
+
+  store(volumeId, box) {
+    const list = this.boxes.get(volumeId) || [];
+    const position = list.findIndex((b) => b.id === box.id);
+    if (position >= 0) list[position] = box; else list.push(box);
+    this.boxes.set(volumeId, list);
+  }
+
+  cancel() {
+    this.draft = null;
+    this.renderAll();
+  }
+
+  setDrawMode(on) {
+    this.drawMode = on;
+    const button = this.$("#box-draw");
+    button.classList.toggle("on", on);
+    button.setAttribute("aria-pressed", String(on));
+  }
+
+  message(text, isError = false) {
+    const status = this.$("#box-status");
+    status.textContent = text || "";
+    status.classList.toggle("bad", isError);
+  }
+
+  // --- rendering ---------------------------------------------------------------------------
+
+  renderAll() {
+    this.renderOverlays();
+    this.renderEditor();
+    this.renderList();
+  }
+
+  renderOverlays() {
+    for (const viewport of this.viewer.viewports) {
+      const layer = viewport.element.querySelector(".ct-boxes");
+      layer.replaceChildren();
+      for (const box of this.boxes.get(viewport.volume.id) || []) {
+        const editing = this.draft && this.draft.id === box.id;
+        if (!editing && box.state !== "rejected" && this.inRange(box.voxel, viewport.z)) {
+          layer.append(this.rectangle(viewport, box.voxel, `ct-box label-${box.label} state-${box.state}`, this.config.labels[box.label]));
+        }
+      }
+      const draft = this.draft;
+      if (draft && draft.viewport === viewport) {
+        const outside = this.inRange(draft.voxel, viewport.z) ? "" : " outside";
+        layer.append(this.rectangle(viewport, draft.voxel, `ct-box draft label-${draft.label}${outside}`, this.config.labels[draft.label]));
+      }
+    }
+  }
+
+  rectangle(viewport, voxel, className, caption) {
+    const div = document.createElement("div");
+    div.className = className;
+    div.style.left = `${(100 * voxel[0]) / viewport.nx}%`;
+    div.style.top = `${(100 * voxel[1]) / viewport.ny}%`;
+    div.style.width = `${(100 * (voxel[3] - voxel[0])) / viewport.nx}%`;
+    div.style.height = `${(100 * (voxel[4] - voxel[1])) / viewport.ny}%`;
+    const tag = document.createElement("span");
+    tag.textContent = caption || "";
+    div.append(tag);
+    return div;
+  }
+
+  renderEditor() {
+    const draft = this.draft;
+    const editor = this.$("#box-editor");
+    editor.hidden = !draft;
+    if (!draft) return;
+    const v = draft.voxel;
+    this.$("#box-title").textContent = `${draft.id === null ? this.text.newBox : `${this.text.box} #${draft.id}`} · ${draft.viewport.volume.phaseName}`;
+    this.$("#box-label").value = draft.label;
+    this.$("#box-first").value = String(v[2] + 1);
+    this.$("#box-last").value = String(v[5]);
+    this.$("#box-first").max = this.$("#box-last").max = String(draft.viewport.nz);
+    this.$("#box-extent").textContent = `x ${v[0]}–${v[3] - 1} · y ${v[1]}–${v[4] - 1} · ${this.text.slices} ${v[2] + 1}–${v[5]}`;
+    this.$("#box-state").textContent = draft.id === null ? "" : `${draft.state} · v${draft.version} · ${draft.source}`;
+    const saved = draft.id !== null;
+    for (const id of ["#box-accept", "#box-reject", "#box-copy"]) this.$(id).disabled = !saved;
+  }
+
+  renderList() {
+    const list = this.$("#box-list");
+    list.replaceChildren();
+    for (const viewport of this.viewer.viewports) {
+      for (const box of this.boxes.get(viewport.volume.id) || []) {
+        list.append(this.listRow(viewport, box));
+      }
+    }
+    this.$("#box-empty").hidden = list.children.length > 0;
+  }
+
+  listRow(viewport, box) {
+    const row = document.createElement("li");
+    row.className = `box-row state-${box.state}`;
+    if (this.draft && this.draft.id === box.id) row.classList.add("selected");
+    Object.assign(row.dataset, { boxId: box.id, volume: viewport.volume.id, phase: viewport.volume.phase, label: box.label, voxel: JSON.stringify(box.voxel), mm: JSON.stringify(box.mm) });
+    const title = document.createElement("button");
+    title.type = "button";
+    title.className = "link-button";
+    title.textContent = `${this.config.labels[box.label] || box.label} · ${viewport.volume.phaseName} · ${this.text.slices} ${box.voxel[2] + 1}–${box.voxel[5]}`;
+    title.addEventListener("click", () => this.jumpTo(viewport.volume.id, box.id));
+    const state = document.createElement("span");
+    state.className = `chip box-state-${box.state}`;
+    state.textContent = box.state;
+    const mm = document.createElement("div");
+    mm.className = "muted small mm";
+    mm.textContent = box.mm ? `${fmt(box.mm[0])} → ${fmt(box.mm[1])} mm` : "";
+    row.append(title, state, mm);
+    return row;
+  }
+
+  // --- controls ----------------------------------------------------------------------------
+
+  bindPanel() {
+    this.$("#box-draw").addEventListener("click", () => this.setDrawMode(!this.drawMode));
+    this.$("#box-set-first").addEventListener("click", () => this.setSliceBound("first"));
+    this.$("#box-set-last").addEventListener("click", () => this.setSliceBound("last"));
+    this.$("#box-first").addEventListener("change", () => this.setSlicesFromInputs());
+    this.$("#box-last").addEventListener("change", () => this.setSlicesFromInputs());
+    this.$("#box-label").addEventListener("change", () => {
+      if (this.draft) { this.draft.label = this.$("#box-label").value; this.renderOverlays(); }
+    });
+    this.$("#box-save").addEventListener("click", () => this.save());
+    this.$("#box-cancel").addEventListener("click", () => this.cancel());
+    this.$("#box-accept").addEventListener("click", () => this.review("accepted"));
+    this.$("#box-reject").addEventListener("click", () => this.review("rejected"));
+    this.$("#box-copy").addEventListener("click", () => this.copyToOtherPhases());
+  }
+
+  bindKeys() {
+    document.addEventListener("keydown", (event) => {
+      if (event.target.matches?.("input:not([type=range]), select, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
+      const actions = {
+        b: () => this.setDrawMode(!this.drawMode),
+        f: () => this.setSliceBound("first"),
+        l: () => this.setSliceBound("last"),
+        a: () => this.review("accepted"),
+        Enter: () => this.save(),
+        Escape: () => { this.cancel(); this.setDrawMode(false); },
+      };
+      const action = actions[event.key.length === 1 ? event.key.toLowerCase() : event.key];
+      if (action) { event.preventDefault(); action(); }
+    });
+  }
+}

@@ -1,0 +1,266 @@
+// Multi-phase CT viewer: one canvas per phase, windowed in the browser from 16-bit voxels.
+// Phases follow each other by patient position (LPS millimetres), never by slice index,
+// because phases of one case may differ in origin, spacing and slice count.
+
+const DRAG_WL_GAIN = 2; // HU per screen pixel for right-drag windowing
+
+export function indexToLps(geometry, index) {
+  const [sx, sy, sz] = geometry.spacing;
+  const d = geometry.direction;
+  const scaled = [index[0] * sx, index[1] * sy, index[2] * sz];
+  return [0, 1, 2].map(
+    (row) => geometry.origin[row] + d[row * 3] * scaled[0] + d[row * 3 + 1] * scaled[1] + d[row * 3 + 2] * scaled[2],
+  );
+}
+
+function invert3(m) {
+  const [a, b, c, d, e, f, g, h, i] = m;
+  const det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g);
+  return [
+    (e * i - f * h) / det, (c * h - b * i) / det, (b * f - c * e) / det,
+    (f * g - d * i) / det, (a * i - c * g) / det, (c * d - a * f) / det,
+    (d * h - e * g) / det, (b * g - a * h) / det, (a * e - b * d) / det,
+  ];
+}
+
+export function lpsToIndex(geometry, point) {
+  const inverse = geometry.inverse || (geometry.inverse = invert3(geometry.direction));
+  const offset = [0, 1, 2].map((k) => point[k] - geometry.origin[k]);
+  return [0, 1, 2].map(
+    (row) => (inverse[row * 3] * offset[0] + inverse[row * 3 + 1] * offset[1] + inverse[row * 3 + 2] * offset[2]) / geometry.spacing[row],
+  );
+}
+
+// One RGBA pixel per int16 value, indexed by its uint16 bit pattern: windowing a slice is then
+// one table lookup per voxel. Same DICOM linear VOI function as the server's PNG renderer.
+export function buildLut(width, level, lut = new Uint32Array(65536)) {
+  const low = level - 0.5;
+  const span = Math.max(width - 1, 1e-6);
+  for (let bits = 0; bits < 65536; bits++) {
+    const hu = bits < 32768 ? bits : bits - 65536;
+    let grey = width <= 1 ? (hu > low ? 255 : 0) : Math.round(((hu - low) / span + 0.5) * 255);
+    grey = grey < 0 ? 0 : grey > 255 ? 255 : grey;
+    lut[bits] = 0xff000000 | (grey << 16) | (grey << 8) | grey; // little-endian ABGR
+  }
+  return lut;
+}
+
+class Viewport {
+  constructor(viewer, element, volume) {
+    this.viewer = viewer;
+    this.element = element;
+    this.volume = volume;
+    [this.nz, this.ny, this.nx] = volume.shape;
+    this.z = volume.initialZ;
+    this.voxels = null;
+    this.stage = element.querySelector(".ct-stage");
+    this.canvas = element.querySelector("canvas.ct-canvas");
+    this.fallback = element.querySelector("img.ct-fallback");
+    this.slider = element.querySelector("input.ct-slider");
+    this.field = (role) => element.querySelector(`[data-role="${role}"]`);
+    this.context = this.canvas.getContext("2d");
+    this.image = this.context.createImageData(this.nx, this.ny);
+    this.pixels = new Uint32Array(this.image.data.buffer);
+    this.aspect = (this.nx * volume.spacing[0]) / (this.ny * volume.spacing[1]);
+    this.bindEvents();
+    this.fit();
+  }
+
+  bindEvents() {
+    this.slider.addEventListener("input", () => this.viewer.scrollTo(this, Number(this.slider.value)));
+    this.stage.addEventListener("wheel", (event) => {
+      event.preventDefault();
+      this.viewer.scrollTo(this, this.z + Math.sign(event.deltaY));
+    }, { passive: false });
+    this.stage.addEventListener("contextmenu", (event) => event.preventDefault());
+    this.stage.addEventListener("mousedown", (event) => {
+      this.viewer.activate(this);
+      if (event.button === 2) this.viewer.startWindowDrag(event);
+    });
+    this.stage.addEventListener("mousemove", (event) => this.showValue(event));
+    this.stage.addEventListener("mouseleave", () => { this.field("hu").textContent = "HU —"; });
+    this.element.addEventListener("mouseenter", () => this.viewer.activate(this));
+    new ResizeObserver(() => this.fit()).observe(this.element.querySelector(".ct-cell"));
+  }
+
+  // Fit the stage into its cell with the physical aspect ratio (pixel spacing may differ in x, y).
+  fit() {
+    const cell = this.element.querySelector(".ct-cell");
+    const width = Math.min(cell.clientWidth, cell.clientHeight * this.aspect);
+    this.stage.style.width = `${Math.floor(width)}px`;
+    this.stage.style.height = `${Math.floor(width / this.aspect)}px`;
+  }
+
+  setVoxels(buffer) {
+    this.voxels = new Uint16Array(buffer); // raw int16 bits, the LUT's index
+    this.hu = new Int16Array(buffer);
+    this.canvas.hidden = false;
+    this.fallback.hidden = true;
+    this.field("loading").textContent = "";
+    this.render();
+  }
+
+  render() {
+    if (this.voxels) {
+      const lut = this.viewer.lut;
+      const size = this.nx * this.ny;
+      const slice = this.voxels.subarray(this.z * size, (this.z + 1) * size);
+      const out = this.pixels;
+      for (let i = 0; i < size; i++) out[i] = lut[slice[i]];
+      this.context.putImageData(this.image, 0, 0);
+    } else {
+      const { width, level } = this.viewer.window;
+      this.fallback.src = `${this.volume.sliceUrl.replace("{z}", this.z)}?ww=${width}&wl=${level}`;
+    }
+    this.updateLabels();
+  }
+
+  centreLps(z = this.z) {
+    return indexToLps(this.volume, [(this.nx - 1) / 2, (this.ny - 1) / 2, z]);
+  }
+
+  updateLabels() {
+    const position = this.centreLps();
+    this.field("slice").textContent = `${this.viewer.text.slice} ${this.z + 1}/${this.nz}`;
+    this.field("position").textContent = `${position[2].toFixed(1)} mm`;
+    this.field("wl").textContent = `W ${Math.round(this.viewer.window.width)} L ${Math.round(this.viewer.window.level)}`;
+    this.slider.value = String(this.z);
+    this.element.dataset.z = String(this.z);
+    this.element.dataset.positionMm = position[2].toFixed(2);
+  }
+
+  voxelAt(event) {
+    const rect = this.stage.getBoundingClientRect();
+    const x = Math.floor(((event.clientX - rect.left) / rect.width) * this.nx);
+    const y = Math.floor(((event.clientY - rect.top) / rect.height) * this.ny);
+    return [Math.min(Math.max(x, 0), this.nx - 1), Math.min(Math.max(y, 0), this.ny - 1)];
+  }
+
+  showValue(event) {
+    const [x, y] = this.voxelAt(event);
+    if (!this.hu) return;
+    const value = this.hu[(this.z * this.ny + y) * this.nx + x];
+    this.field("hu").textContent = `HU ${value} · (${x}, ${y})`;
+  }
+
+  async load() {
+    const expected = this.nx * this.ny * this.nz * 2;
+    const response = await fetch(this.volume.voxelsUrl, { credentials: "same-origin" });
+    if (!response.ok) throw new Error(`voxels: HTTP ${response.status}`);
+    // The body arrives inflated (Content-Encoding: gzip); count bytes for a progress label.
+    const buffer = new Uint8Array(expected);
+    const reader = response.body.getReader();
+    let received = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer.set(value.subarray(0, Math.max(0, expected - received)), received);
+      received += value.length;
+      this.field("loading").textContent = `${this.viewer.text.loading} ${Math.min(100, Math.round((100 * received) / expected))}%`;
+    }
+    if (received !== expected) throw new Error(`voxels: got ${received} bytes, expected ${expected}`);
+    this.setVoxels(buffer.buffer);
+  }
+}
+
+export class CtViewer {
+  constructor(root, config) {
+    this.root = root;
+    this.config = config;
+    this.text = config.text || {};
+    this.presets = config.presets;
+    this.window = { width: this.presets[0].width, level: this.presets[0].level, name: this.presets[0].name };
+    this.lut = buildLut(this.window.width, this.window.level);
+    this.listeners = [];
+    this.viewports = config.volumes.map((volume) => {
+      const element = root.querySelector(`.ct-viewport[data-volume="${volume.id}"]`);
+      return new Viewport(this, element, volume);
+    });
+    this.active = this.viewports[0];
+    this.bindKeys();
+    this.viewports.forEach((viewport) => viewport.updateLabels());
+    this.showWindow();
+  }
+
+  onSlice(listener) { this.listeners.push(listener); }
+
+  activate(viewport) {
+    if (this.active === viewport) return;
+    this.active = viewport;
+    this.viewports.forEach((v) => v.element.classList.toggle("active", v === viewport));
+  }
+
+  // Scroll one phase; the others go to the slice nearest the same patient position.
+  scrollTo(source, z) {
+    const clamped = Math.min(Math.max(Math.round(z), 0), source.nz - 1);
+    source.z = clamped;
+    const point = source.centreLps(clamped);
+    for (const viewport of this.viewports) {
+      if (viewport !== source) {
+        const index = lpsToIndex(viewport.volume, point);
+        viewport.z = Math.min(Math.max(Math.round(index[2]), 0), viewport.nz - 1);
+      }
+    }
+    this.renderAll();
+  }
+
+  renderAll() {
+    this.viewports.forEach((viewport) => viewport.render());
+    this.listeners.forEach((listener) => listener());
+  }
+
+  setWindow(width, level, name = "") {
+    this.window = { width: Math.max(1, width), level, name };
+    buildLut(this.window.width, this.window.level, this.lut);
+    this.showWindow();
+    this.renderAll();
+  }
+
+  showWindow() {
+    const label = this.root.querySelector("#ct-wl");
+    label.textContent = `${this.window.name ? `${this.window.name} · ` : ""}W ${Math.round(this.window.width)} / L ${Math.round(this.window.level)}`;
+    this.root.querySelectorAll("[data-preset]").forEach((button) => {
+      button.classList.toggle("on", button.dataset.preset === this.window.name);
+    });
+  }
+
+  applyPreset(index) {
+    const preset = this.presets[index];
+    if (preset) this.setWindow(preset.width, preset.level, preset.name);
+  }
+
+  startWindowDrag(event) {
+    const start = { x: event.clientX, y: event.clientY, ...this.window };
+    const move = (e) => this.setWindow(
+      start.width + (e.clientX - start.x) * DRAG_WL_GAIN,
+      start.level - (e.clientY - start.y) * DRAG_WL_GAIN,
+    );
+    const up = () => { window.removeEventListener("mousemove", move); window.removeEventListener("mouseup", up); };
+    window.addEventListener("mousemove", move);
+    window.addEventListener("mouseup", up);
+  }
+
+  bindKeys() {
+    this.root.querySelectorAll("[data-preset]").forEach((button, index) => {
+      button.addEventListener("click", () => this.applyPreset(index));
+    });
+    document.addEventListener("keydown", (event) => {
+      const target = event.target;
+      const typing = target.matches?.("input:not([type=range]), select, textarea");
+      if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (event.key >= "1" && event.key <= "5") {
+        this.applyPreset(Number(event.key) - 1);
+      } else if (event.key === "ArrowUp" || event.key === "ArrowDown") {
+        event.preventDefault();
+        this.scrollTo(this.active, this.active.z + (event.key === "ArrowDown" ? 1 : -1));
+      }
+    });
+  }
+
+  async loadAll() {
+    await Promise.all(this.viewports.map((viewport) => viewport.load().catch((error) => {
+      viewport.field("loading").textContent = String(error.message || error);
+    })));
+    this.root.dataset.loaded = "true";
+  }
+}

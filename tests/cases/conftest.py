@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from annotations.models import Case
+from annotations.selectors.cases import memmaps
+from annotations.services.cases import gastricx_import
+from tests.cases.builders import SMALL_GEOMETRY, write_case
+from tests.factories import make_personas
+
+
+def media_files() -> list[Path]:
+    root = Path(settings.MEDIA_ROOT)
+    return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+
+
+@pytest.fixture(autouse=True)
+def _fresh_media(settings, tmp_path_factory):
+    # A MEDIA_ROOT per test, so "nothing stored" can be checked by listing it; and never a
+    # memmap opened by a previous test.
+    settings.MEDIA_ROOT = tmp_path_factory.mktemp("media")
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    memmaps.clear()
+    yield
+    memmaps.clear()
+
+
+@pytest.fixture
+def people(db):
+    return make_personas()
+
+
+@pytest.fixture
+def imported(tmp_path, people):
+    """A benchmark 'gx' with one case of four awkward-geometry phases; returns the Case."""
+    write_case(tmp_path / "cases", "GX-T-0001")
+    gastricx_import(path=tmp_path / "cases", name="gx", user=people["curator"])
+    return Case.objects.get(case_id="GX-T-0001")
+
+
+@pytest.fixture
+def small_case(tmp_path, people):
+    """Three small phases (arterial, venous, delayed) in benchmark 'gxs'; returns the Case."""
+    write_case(tmp_path / "small", "GX-S-0001", phases=SMALL_GEOMETRY)
+    gastricx_import(path=tmp_path / "small", name="gxs", user=people["curator"])
+    return Case.objects.get(case_id="GX-S-0001")

@@ -1,0 +1,83 @@
+"""A real Celery worker on Redis is SIGKILLed mid-run; a new worker finishes the run.
+
+What is guaranteed and asserted: every item ends with exactly one Prediction; no item whose
+prediction was stored before the kill is asked again; the only requests sent twice are those in
+flight at the moment of the kill (at most `concurrency` of them), and their answers are stored
+once. A request cannot be "un-sent", so at-most-once requests are impossible with a worker that
+may die at any instant; exactly-once *storage* is what the database's unique constraint gives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+from django.conf import settings
+
+from annotations.models import Prediction, Run, RunStatus
+from annotations.services import runs as run_services
+from tests.integration.conftest import wait_for
+from tests.runs.helpers import make_endpoint, make_run_benchmark
+from tests.support.fake_openai import FakeOpenAIServer, answer_letter, prompt_text
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+ITEMS = 30
+CONCURRENCY = 2
+WORKER_ARGS = ("--pool", "threads", "--concurrency", "1")
+
+
+def _asked_index(request_json: dict) -> int:
+    return int(re.search(r"frame (\d+)\?", prompt_text(request_json)).group(1))
+
+
+def _forget_unacked_deliveries() -> None:
+    # A delivery left unacked by an earlier killed test run would be restored into this one.
+    import redis
+
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.delete("unacked", "unacked_index", "unacked_mutex")
+
+
+def test_a_killed_worker_resumes_the_run_without_repeating_or_losing_a_prediction(
+    celery_worker_process, monkeypatch
+):
+    _forget_unacked_deliveries()
+    monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "tests.integration.run_resume_settings")
+    benchmark, items = make_run_benchmark(ITEMS)
+    with FakeOpenAIServer(answer_letter("A"), latency=0.25) as server:
+        run = run_services.run_create(
+            benchmark=benchmark,
+            endpoint=make_endpoint(server.base_url),
+            concurrency=CONCURRENCY,
+        )  # queued on Redis at once: the test runs in autocommit, so on_commit fires now
+
+        first = celery_worker_process(*WORKER_ARGS)
+        wait_for(lambda: Prediction.objects.filter(run=run).count() >= 8)
+        first.kill()
+        stored_before_kill = set(
+            Prediction.objects.filter(run=run).values_list("item__source_index", flat=True)
+        )
+        sent_before_kill = len(server.requests)
+        assert len(stored_before_kill) < ITEMS, "the run finished before the kill"
+        assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING
+
+        celery_worker_process(*WORKER_ARGS)
+        wait_for(lambda: Run.objects.filter(pk=run.pk, status=RunStatus.DONE).exists(), timeout=90)
+        asked = Counter(_asked_index(body) for body in server.requests)
+        asked_after_kill = Counter(
+            _asked_index(body) for body in server.requests[sent_before_kill:]
+        )
+
+    run.refresh_from_db()
+    per_item = Counter(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
+    assert sorted(per_item) == sorted(item.pk for item in items)
+    assert set(per_item.values()) == {1}
+    assert (run.completed, run.failed, run.summary["overall"]["n"]) == (ITEMS, 0, ITEMS)
+
+    assert set(asked) == {item.source_index for item in items}  # nothing lost
+    assert not stored_before_kill & set(asked_after_kill)  # nothing stored was asked again
+    repeated = {index for index, count in asked.items() if count > 1}
+    assert len(repeated) <= CONCURRENCY  # only what was in flight at the kill
+    assert max(asked.values()) <= 2

@@ -1,0 +1,73 @@
+"""`manage.py run_model`: the same run service, in-process, with a progress bar and JSON out."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import TestCase
+
+from annotations.models import Run, RunStatus
+from tests.runs.helpers import make_run_benchmark
+from tests.support.fake_openai import FakeOpenAIServer, answer_letter, image_count
+
+
+class RunModelCommandTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.benchmark, cls.items = make_run_benchmark(8, name="endo-cli")
+
+    def call(self, *args: str) -> str:
+        out = io.StringIO()
+        call_command("run_model", "endo-cli", *args, stdout=out, stderr=io.StringIO())
+        return out.getvalue()
+
+    def test_a_baseline_run_prints_its_id_and_accuracy_and_writes_json(self):
+        path = self.tmp / "out.json"
+        output = self.call("--baseline", "first", "--out", str(path))
+        run = Run.objects.get()
+        self.assertEqual(output.strip(), f"run {run.pk}: overall accuracy 0.2500 (8 items)")
+        document = json.loads(path.read_text())
+        self.assertEqual(document["run"], run.pk)
+        self.assertEqual(document["overall"], 0.25)
+        self.assertEqual(document["by"]["category"], {"Anatomy": 0.5, "Lesion": 0.0})
+        self.assertEqual(len(document["predictions"]), 8)
+        self.assertEqual(
+            document["predictions"][0],
+            {"index": 1, "prediction": "A", "extracted": "A", "hit": False},
+        )
+
+    def test_a_model_endpoint_runs_through_the_openai_client(self):
+        with FakeOpenAIServer(answer_letter("The answer is B.")) as server:
+            output = self.call(
+                "--base-url",
+                server.base_url,
+                "--model",
+                "fake-vlm",
+                "--concurrency",
+                "3",
+                "--limit",
+                "5",
+                "--no-image",
+            )
+            requests = server.requests
+        run = Run.objects.get()
+        self.assertEqual((run.total, run.status, run.with_image), (5, RunStatus.DONE, False))
+        self.assertEqual(len(requests), 5)
+        self.assertTrue(all(image_count(r) == 0 for r in requests))
+        self.assertEqual({r["model"] for r in requests}, {"fake-vlm"})
+        self.assertIn(f"run {run.pk}: overall accuracy 0.4000", output)
+        self.assertEqual(run.endpoint.name, f"fake-vlm@127.0.0.1:{server.port}")
+
+    def test_it_needs_a_model_or_a_baseline_and_a_known_benchmark(self):
+        with self.assertRaises(CommandError):
+            self.call()
+        with self.assertRaises(CommandError):
+            call_command("run_model", "nope", "--baseline", "first")
+        self.assertEqual(Run.objects.count(), 0)
+
+    @pytest.fixture(autouse=True)
+    def _tmp(self, tmp_path):
+        self.tmp = tmp_path

@@ -1,0 +1,244 @@
+"""Run pages for curators: list, start, follow, cancel, leaderboard."""
+
+from __future__ import annotations
+
+from django.test import TestCase
+from django.urls import reverse
+
+from annotations.models import Prediction, Run, RunStatus
+from annotations.services import runs as run_services
+from tests.factories import make_personas
+from tests.runs.helpers import fast_passwords, make_done_run, make_run_benchmark
+
+
+@fast_passwords
+class RunPagesTestCase(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.people = make_personas()
+        cls.benchmark, cls.items = make_run_benchmark(6, name="endo-runs")
+        cls.good = make_done_run(
+            cls.benchmark,
+            cls.items,
+            label="good-model",
+            answers={i.source_index: i.answer for i in cls.items},
+        )
+        cls.bad = make_done_run(cls.benchmark, cls.items, label="first-guess", answers={})
+
+    def login(self, who: str = "curator") -> None:
+        self.client.force_login(self.people[who])
+
+
+class RunListTests(RunPagesTestCase):
+    url = reverse("runs")
+
+    def test_it_lists_runs_with_progress_and_accuracy(self):
+        self.login()
+        with self.assertNumQueries(6):  # session, user, roles, runs, form (endpoints, benchmarks)
+            response = self.client.get(self.url)
+        self.assertContains(response, "good-model")
+        self.assertContains(response, "100.0%")
+        self.assertContains(response, "Baseline: random option")
+
+    def test_the_query_count_does_not_grow_with_runs(self):
+        for n in range(5):
+            make_done_run(self.benchmark, self.items, label=f"more-{n}", answers={})
+        self.login()
+        with self.assertNumQueries(6):
+            self.client.get(self.url)
+
+    def test_it_refuses_a_post(self):
+        self.login()
+        self.assertEqual(self.client.post(self.url).status_code, 405)
+
+    def test_anonymous_users_are_sent_to_login(self):
+        response = self.client.get(self.url)
+        self.assertRedirects(response, f"{reverse('login')}?next={self.url}")
+
+    def test_reviewers_may_not_see_runs(self):
+        self.login("reviewer")
+        self.assertEqual(self.client.get(self.url).status_code, 403)
+
+
+class RunCreateTests(RunPagesTestCase):
+    url = reverse("run-create")
+
+    def form(self, **overrides):
+        data = {
+            "source": "baseline:random",
+            "benchmark": "endo-runs",
+            "concurrency": "2",
+            "with_image": "on",
+            "field": "category",
+            "value": "Lesion",
+        }
+        data.update(overrides)
+        return data
+
+    def test_it_creates_a_run_and_queues_it_after_commit(self):
+        self.login()
+        with self.captureOnCommitCallbacks(execute=False) as callbacks:
+            response = self.client.post(self.url, self.form())
+        run = Run.objects.latest("pk")
+        self.assertRedirects(response, reverse("run", args=[run.pk]))
+        self.assertEqual(len(callbacks), 1)
+        self.assertEqual((run.total, run.concurrency, run.status), (3, 2, RunStatus.QUEUED))
+        self.assertEqual(run.filters, {"category": ["Lesion"]})
+        self.assertEqual(run.endpoint.baseline, "random")
+
+    def test_it_creates_a_new_openai_endpoint_from_the_form(self):
+        self.login()
+        data = self.form(
+            source="new",
+            name="local-vllm",
+            base_url="http://127.0.0.1:8000/v1",
+            model="qwen-vl",
+            api_key_env="VLLM_KEY",
+        )
+        with self.captureOnCommitCallbacks(execute=False):
+            self.client.post(self.url, data)
+        run = Run.objects.latest("pk")
+        self.assertEqual(run.endpoint.model, "qwen-vl")
+        self.assertEqual(run.endpoint.api_key_env, "VLLM_KEY")
+
+    def test_it_shows_errors_and_creates_nothing_when_no_item_matches(self):
+        self.login()
+        before = Run.objects.count()
+        response = self.client.post(self.url, self.form(value="Nothing"))
+        self.assertContains(response, "No item matches", status_code=400)
+        self.assertEqual(Run.objects.count(), before)
+
+    def test_it_refuses_a_get(self):
+        self.login()
+        self.assertEqual(self.client.get(self.url).status_code, 405)
+
+    def test_anonymous_users_are_sent_to_login(self):
+        response = self.client.post(self.url, self.form())
+        self.assertEqual(response.status_code, 302)
+        self.assertIn(reverse("login"), response["Location"])
+
+    def test_reviewers_may_not_start_runs(self):
+        self.login("reviewer")
+        before = Run.objects.count()
+        self.assertEqual(self.client.post(self.url, self.form()).status_code, 403)
+        self.assertEqual(Run.objects.count(), before)
+
+
+class RunDetailTests(RunPagesTestCase):
+    def url(self, run=None, query: str = "") -> str:
+        return reverse("run", args=[(run or self.bad).pk]) + query
+
+    def test_it_shows_the_scores_and_predictions(self):
+        self.login()
+        with self.assertNumQueries(6):  # session, user, roles, run, count, page of predictions
+            response = self.client.get(self.url())
+        self.assertContains(response, "first-guess")
+        self.assertContains(response, "Overall accuracy")
+        self.assertContains(response, "colonoscopy")
+        self.assertEqual(len(response.context["page"].object_list), 6)
+
+    def test_it_filters_wrong_answers_and_by_field(self):
+        self.login()
+        response = self.client.get(self.url(query="?wrong=1"))
+        self.assertEqual({p.hit for p in response.context["page"]}, {False})
+        self.assertEqual(response.context["page"].paginator.count, 5)
+        response = self.client.get(self.url(query="?by=category=Lesion"))
+        self.assertEqual({p.item.category for p in response.context["page"]}, {"Lesion"})
+
+    def test_htmx_polls_get_the_progress_fragment_while_running(self):
+        Run.objects.filter(pk=self.bad.pk).update(status=RunStatus.RUNNING, completed=3)
+        self.login()
+        response = self.client.get(
+            self.url(), HTTP_HX_REQUEST="true", HTTP_HX_TARGET="run-progress"
+        )
+        self.assertContains(response, 'hx-trigger="every 1s"')
+        self.assertContains(response, "50%")
+        self.assertNotContains(response, "<html")
+
+    def test_htmx_polls_reload_the_page_once_the_run_has_ended(self):
+        self.login()
+        response = self.client.get(
+            self.url(), HTTP_HX_REQUEST="true", HTTP_HX_TARGET="run-progress"
+        )
+        self.assertEqual(response["HX-Refresh"], "true")
+
+    def test_a_finished_run_page_does_not_poll(self):
+        self.login()
+        self.assertNotContains(self.client.get(self.url()), "every 1s")
+
+    def test_it_refuses_a_post(self):
+        self.login()
+        self.assertEqual(self.client.post(self.url()).status_code, 405)
+
+    def test_anonymous_users_are_sent_to_login(self):
+        self.assertEqual(self.client.get(self.url()).status_code, 302)
+
+    def test_adjudicators_may_not_see_a_run(self):
+        self.login("adjudicator")
+        self.assertEqual(self.client.get(self.url()).status_code, 403)
+
+
+class RunCancelTests(RunPagesTestCase):
+    def test_it_cancels_a_running_run(self):
+        run = run_services.run_create(
+            benchmark=self.benchmark,
+            endpoint=run_services.endpoint_ensure_baseline(baseline="first"),
+            enqueue=False,
+        )
+        self.login()
+        response = self.client.post(reverse("run-cancel", args=[run.pk]))
+        self.assertRedirects(response, reverse("run", args=[run.pk]))
+        run.refresh_from_db()
+        self.assertEqual(run.status, RunStatus.CANCELLED)
+
+    def test_a_finished_run_stays_done(self):
+        self.login()
+        self.client.post(reverse("run-cancel", args=[self.good.pk]))
+        self.good.refresh_from_db()
+        self.assertEqual(self.good.status, RunStatus.DONE)
+
+    def test_it_refuses_a_get(self):
+        self.login()
+        self.assertEqual(
+            self.client.get(reverse("run-cancel", args=[self.good.pk])).status_code, 405
+        )
+
+    def test_anonymous_and_reviewers_cannot_cancel(self):
+        url = reverse("run-cancel", args=[self.good.pk])
+        self.assertEqual(self.client.post(url).status_code, 302)
+        self.login("reviewer")
+        self.assertEqual(self.client.post(url).status_code, 403)
+
+
+class LeaderboardTests(RunPagesTestCase):
+    url = reverse("leaderboard", args=["endo-runs"])
+
+    def test_it_ranks_runs_with_a_chart_and_per_field_columns(self):
+        self.login()
+        with self.assertNumQueries(5):  # session, user, roles, benchmark, runs
+            response = self.client.get(self.url)
+        board = response.context["board"]
+        self.assertEqual([row.run.label for row in board.rows], ["good-model", "first-guess"])
+        self.assertEqual(board.field, "category")
+        self.assertEqual(board.columns, ["Anatomy", "Lesion"])
+        self.assertContains(response, "<svg")
+        self.assertContains(response, "<rect", count=2)
+
+    def test_it_sorts_by_a_column_and_switches_field(self):
+        Prediction.objects.filter(run=self.bad, item__category="Anatomy").update(hit=True)
+        run_services.run_finish(run_id=self.bad.pk)
+        self.login()
+        response = self.client.get(self.url + "?field=scene&sort=label")
+        self.assertEqual(response.context["board"].field, "scene")
+        self.assertEqual(
+            [row.run.label for row in response.context["board"].rows], ["first-guess", "good-model"]
+        )
+
+    def test_it_refuses_a_post(self):
+        self.login()
+        self.assertEqual(self.client.post(self.url).status_code, 405)
+
+    def test_anonymous_and_reviewers_are_kept_out(self):
+        self.assertEqual(self.client.get(self.url).status_code, 302)
+        self.login("reviewer")
+        self.assertEqual(self.client.get(self.url).status_code, 403)
