@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PYTHON ?= python3
 PYTEST_ARGS ?=
 
-.PHONY: run test chromium lint check-deploy integration clean
+.PHONY: run test chromium gettext lint check-deploy integration clean
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,13 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "Install Debian's chromium (apt-get install chromium) for the browser tests" >&2; exit 1; fi; }
 
-test: $(VENV)/.installed-test chromium
+# msgfmt and xgettext: the i18n tests recompile and re-extract the catalogs.
+gettext:
+	@command -v msgfmt >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext >/dev/null; \
+	  else echo "Install Debian's gettext (apt-get install gettext) for the translation tests" >&2; exit 1; fi; }
+
+test: $(VENV)/.installed-test chromium gettext
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py makemigrations --check --dry-run
@@ -34,11 +40,13 @@ test: $(VENV)/.installed-test chromium
 	$(MAKE) --no-print-directory check-deploy
 	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
 
+# The integration tests (real Celery workers on Redis), and every other non-browser test again,
+# on PostgreSQL: the same code must hold on the production database.
 integration: $(VENV)/.installed-test
 	CLINREVIEW_REQUIRE_SERVICES=1 \
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} \
 	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/0} \
-	$(PY) -m pytest -m integration $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not browser" $(PYTEST_ARGS)
 
 check-deploy: $(VENV)/.installed
 	DEBUG=0 SECRET_KEY=$$(head -c 48 /dev/urandom | base64) ALLOWED_HOSTS=clinreview.example.org \

@@ -152,7 +152,10 @@ class RunRobustness:
 
 def format_drop(drop: float | None) -> str:
     """A drop in percentage points, signed; '' when there is no pair to compare."""
-    return "" if drop is None else f"{100.0 * drop:+.1f} pp"
+    if drop is None:
+        return ""
+    # Translators: "pp" is percentage points.
+    return _("%(drop)s pp") % {"drop": f"{100.0 * drop:+.1f}"}
 
 
 class _Tally:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from django.db import transaction
 from django.db.models import F
+from django.utils.translation import gettext
 
 from annotations.imaging import ct
 from annotations.models import Box, BoxLabel, BoxRevision, BoxState, Image, Volume
@@ -24,7 +25,10 @@ def volume_geometry(volume: Volume) -> ct.VolumeGeometry:
 
 def _checked_label(label: str, allowed: Sequence[str]) -> str:
     if label not in allowed:
-        raise DomainError(f"Unknown label {label!r}; expected one of {', '.join(allowed)}.")
+        raise DomainError(
+            gettext("Unknown label '%(label)s'; expected one of %(allowed)s.")
+            % {"label": label, "allowed": ", ".join(allowed)}
+        )
     return label
 
 
@@ -37,11 +41,12 @@ def _checked_voxel(voxel: Sequence[int], volume: Volume) -> tuple[int, ...]:
 
 def _checked_pixels(coords: Sequence[int], image: Image) -> tuple[int, int, int, int]:
     if len(coords) != 4 or not all(isinstance(v, int) and not isinstance(v, bool) for v in coords):
-        raise DomainError("A 2D box needs 4 integers [x0, y0, x1, y1].")
+        raise DomainError(gettext("A 2D box needs 4 integers [x0, y0, x1, y1]."))
     x0, y0, x1, y1 = coords
     if not (0 <= x0 < x1 <= image.width and 0 <= y0 < y1 <= image.height):
         raise DomainError(
-            f"Box {list(coords)} does not fit the {image.width}×{image.height} image.",
+            gettext("Box %(box)s does not fit the %(width)s×%(height)s image.")
+            % {"box": list(coords), "width": image.width, "height": image.height},
             code="box_outside",
         )
     return (x0, y0, x1, y1)
@@ -102,7 +107,7 @@ def _claim(box: Box, version: int, **changes) -> Box:
     if not updated:
         current = Box.objects.filter(pk=box.pk).values_list("version", flat=True).first()
         raise ConflictError(
-            "This box was changed by someone else; reload it.", current_version=current
+            gettext("This box was changed by someone else; reload it."), current_version=current
         )
     box.refresh_from_db()
     return box
@@ -132,7 +137,7 @@ def box_update(
             x0, y0, x1, y1 = _checked_pixels(voxel, box.image)
             changes.update(x0=x0, y0=y0, x1=x1, y1=y1)
     if not changes:
-        raise DomainError("Nothing to change.")
+        raise DomainError(gettext("Nothing to change."))
     box = _claim(box, version, **changes)
     _record(box, "edited", user)
     return box
@@ -142,7 +147,9 @@ def box_update(
 def box_review(*, box: Box, version: int, state: str, user) -> Box:
     """Accept or reject a box (imported boxes start as proposed)."""
     if state not in (BoxState.ACCEPTED, BoxState.REJECTED):
-        raise DomainError(f"A box can be accepted or rejected, not {state!r}.")
+        raise DomainError(
+            gettext("A box can be accepted or rejected, not '%(state)s'.") % {"state": state}
+        )
     box = _claim(box, version, state=state)
     _record(box, str(state), user)
     return box
@@ -156,9 +163,9 @@ def box_copy_to_phase(*, box: Box, volume: Volume, user) -> Box:
     spacings and even slice directions may differ, so the millimetre corners are carried over.
     """
     if not box.is_3d:
-        raise DomainError("Only 3D boxes can be copied to another phase.")
+        raise DomainError(gettext("Only 3D boxes can be copied to another phase."))
     if volume.case_id != box.volume.case_id or volume.pk == box.volume_id:
-        raise DomainError("A box can only be copied to another phase of the same case.")
+        raise DomainError(gettext("A box can only be copied to another phase of the same case."))
     mm = ct.box_voxel_to_mm(box.voxel, volume_geometry(box.volume))
     try:
         voxel = ct.box_mm_to_voxel(mm, volume_geometry(volume), volume.shape)

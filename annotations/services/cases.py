@@ -19,6 +19,7 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.utils.text import slugify
+from django.utils.translation import gettext
 
 from annotations.formats.errors import FormatError, RowProblem
 from annotations.formats.gastricx import (
@@ -87,7 +88,7 @@ def gastricx_import(
     ``ImportFailed`` listing every problem; then neither rows nor files are left behind.
     """
     if Benchmark.objects.filter(name=name).exists():
-        raise DomainError(f"A benchmark named {name!r} already exists.")
+        raise DomainError(gettext("A benchmark named '%(name)s' already exists.") % {"name": name})
     # A fresh token per import, so a failed import can remove its folder without touching others.
     relative_root = f"{VOLUMES_FOLDER}/{slugify(name)[:60] or 'benchmark'}-{secrets.token_hex(4)}"
     media_root = Path(settings.MEDIA_ROOT)

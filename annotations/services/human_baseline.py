@@ -6,18 +6,16 @@ leaderboards read it exactly like a model's run.
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotations.access import ADJUDICATOR, REVIEWER, has_role
-from annotations.models import TAXONOMY_FIELDS, Benchmark, Item, Prediction, Run, RunKind, RunStatus
-from annotations.scoring.accuracy import breakdown
+from annotations.models import Benchmark, Item, Prediction, Run, RunKind, RunStatus
 from annotations.selectors.review import BASELINE_FILTERS, baseline_items
 from annotations.services.errors import DomainError
+from annotations.services.runs import run_finish
 
 
 @transaction.atomic
@@ -88,21 +86,10 @@ def human_answer_submit(
 
 
 def _close(run: Run) -> None:
-    records = (
-        {"hit": hit, **dict(zip(TAXONOMY_FIELDS, values, strict=True))}
-        for hit, *values in Prediction.objects.filter(run=run).values_list(
-            "hit", *(f"item__{name}" for name in TAXONOMY_FIELDS)
-        )
+    # A human baseline closes like a model's run: same summary, same leaderboard row.
+    finished = run_finish(run_id=run.pk)
+    run.summary, run.status, run.finished_at = (
+        finished.summary,
+        finished.status,
+        finished.finished_at,
     )
-    report = breakdown(records, TAXONOMY_FIELDS)
-    run.summary = {
-        "overall": asdict(report["overall"]),
-        "by": {
-            name: {str(value): asdict(score) for value, score in scores.items()}
-            for name, scores in report["by"].items()
-            if scores
-        },
-    }
-    run.status = RunStatus.DONE
-    run.finished_at = timezone.now()
-    run.save(update_fields=["summary", "status", "finished_at"])

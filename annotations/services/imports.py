@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
+from django.utils.translation import gettext, ngettext
 
 from annotations.formats import open_reader
 from annotations.formats.errors import FormatError, RowProblem
@@ -42,7 +43,14 @@ class ImportFailed(DomainError):
     def __init__(self, problems: list[RowProblem]) -> None:
         self.problems = problems
         count = len(problems)
-        super().__init__(f"{count} problem{'s' if count != 1 else ''} found; nothing was imported.")
+        super().__init__(
+            ngettext(
+                "%(count)d problem found; nothing was imported.",
+                "%(count)d problems found; nothing was imported.",
+                count,
+            )
+            % {"count": count}
+        )
 
 
 @dataclass
@@ -72,9 +80,11 @@ def benchmark_import(
     and neither rows nor image files are left behind.
     """
     if family not in {Family.VLMEVAL, Family.ENDOBENCH, Family.MEDQDEG}:
-        raise DomainError(f"Unknown family {family!r} for a table import.")
+        raise DomainError(
+            gettext("Unknown family '%(family)s' for a table import.") % {"family": family}
+        )
     if Benchmark.objects.filter(name=name).exists():
-        raise DomainError(f"A benchmark named {name!r} already exists.")
+        raise DomainError(gettext("A benchmark named '%(name)s' already exists.") % {"name": name})
     written_files: list[str] = []
     try:
         with transaction.atomic():

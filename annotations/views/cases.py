@@ -16,19 +16,6 @@ from annotations.models import Benchmark, BoxLabel, Case, Family, Volume
 from annotations.selectors import cases as selectors
 from annotations.services.boxes import CT_LABELS
 
-VIEWER_TEXT = {
-    "slice": _("Slice"),
-    "slices": _("slices"),
-    "loading": _("Loading"),
-    "saved": _("Saved."),
-    "accepted": _("Box accepted."),
-    "rejected": _("Box rejected."),
-    "copied": _("Copied to"),
-    "conflict": _("Someone else changed this box meanwhile: reload the page to see their version."),
-    "newBox": _("New box"),
-    "box": _("Box"),
-}
-
 PRESET_NAMES = {
     "soft_tissue": _("Soft tissue"),
     "liver": _("Liver"),
@@ -78,7 +65,6 @@ def _box_json(box) -> dict:
 def _viewer_config(request: HttpRequest, volumes: list[Volume], slices: dict[int, int]) -> dict:
     return {
         "csrfToken": get_token(request),
-        "text": VIEWER_TEXT,
         "presets": [
             {"key": key, "name": str(PRESET_NAMES[key]), "width": w, "level": level}
             for key, (w, level) in ct.WINDOW_PRESETS.items()
@@ -136,7 +122,6 @@ def _image_config(request: HttpRequest, case: Case) -> dict | None:
         return None
     return {
         "csrfToken": get_token(request),
-        "text": VIEWER_TEXT,
         "width": image.width,
         "height": image.height,
         "boxesUrl": reverse("api-image-boxes", args=[image.sha256]),

@@ -26,7 +26,7 @@ class ImportForm(forms.Form):
         choices=[
             ("endobench", "EndoBench TSV"),
             ("medqdeg", "MedQ-DEG TSV"),
-            ("vlmeval", "VLMEvalKit MCQ TSV"),
+            ("vlmeval", _("VLMEvalKit multiple-choice TSV")),
         ],
     )
     file = forms.FileField(label=_("File"))

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.text import format_lazy
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -15,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, ROLES, has_role, role_required
 from annotations.formats.taxonomy import CT_KINDS, HISTOPATHOLOGY_KINDS, MRI_KINDS
 from annotations.imaging.degrade import KINDS, SEVERITIES
+from annotations.labels import kind_label
 from annotations.models import Benchmark, SeverityJudgement
 from annotations.selectors import pairs as selectors
 from annotations.services.errors import DomainError
@@ -24,12 +26,12 @@ from annotations.tasks.degrade import benchmark_degrade_task
 
 BLIND_SESSION_KEY = "pairs_blinded"
 _ONLY_FOR = dict.fromkeys(CT_KINDS, "CT") | dict.fromkeys(MRI_KINDS, "MRI")
-_ONLY_FOR |= dict.fromkeys(HISTOPATHOLOGY_KINDS, "Histopathology")
+_ONLY_FOR |= dict.fromkeys(HISTOPATHOLOGY_KINDS, gettext_lazy("Histopathology"))
 
 
 def _kind_label(kind: str) -> str:
     only = _ONLY_FOR.get(kind)
-    return f"{kind} · {only}" if only else kind
+    return format_lazy("{} · {}", kind_label(kind), only) if only else kind_label(kind)
 
 
 class DegradeForm(forms.Form):

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from annotations.access import CURATOR, role_required
+from annotations.labels import field_label
 from annotations.models import Benchmark, EndpointKind, ItemStatus, ModelEndpoint, Run, RunStatus
 from annotations.selectors import runs as run_selectors
 from annotations.services import runs as run_services
@@ -65,7 +66,7 @@ class RunCreateForm(forms.Form):
             *ItemStatus.choices,
         ]
         self.fields["field"].choices = [("", _("No field filter"))] + [
-            (name, name.replace("_", " ")) for name in run_services.SUMMARY_FIELDS
+            (name, field_label(name)) for name in run_services.SUMMARY_FIELDS
         ]
 
     def clean(self) -> dict:

@@ -4,6 +4,14 @@
 
 const EDGE_PX = 7; // how close (screen pixels) the pointer must be to grab an edge
 
+// Django's JavaScript catalog (base.html) defines gettext and interpolate before any module runs.
+const { gettext, interpolate } = globalThis;
+const STATE_NAMES = { proposed: gettext("Proposed"), accepted: gettext("Accepted"), rejected: gettext("Rejected") };
+const SOURCE_NAMES = { drawn: gettext("drawn"), imported: gettext("imported"), copied: gettext("copied") };
+const CONFLICT = () => gettext("Someone else changed this box meanwhile: reload the page to see their version.");
+const stateName = (state) => STATE_NAMES[state] || state;
+const sliceRange = (first, last) => interpolate(gettext("slices %(first)s–%(last)s"), { first, last }, true);
+
 export async function api(url, method, body, csrfToken) {
   const response = await fetch(url, {
     method,
@@ -13,7 +21,7 @@ export async function api(url, method, body, csrfToken) {
   });
   const data = await response.json().catch(() => ({}));
   if (!response.ok) {
-    const error = new Error(data.detail || JSON.stringify(data) || `HTTP ${response.status}`);
+    const error = new Error(data.detail || JSON.stringify(data) || interpolate(gettext("The server answered HTTP %(status)s."), { status: response.status }, true));
     error.status = response.status;
     throw error;
   }
@@ -29,7 +37,6 @@ export class BoxTool {
     this.viewer = viewer;
     this.panel = panel;
     this.config = config;
-    this.text = config.text || {};
     this.boxes = new Map(config.volumes.map((volume) => [volume.id, volume.boxes]));
     this.draft = null; // {viewport, id, label, voxel: [x0,y0,z0,x1,y1,z1], version, state, source}
     this.drawMode = false;
@@ -182,9 +189,9 @@ export class BoxTool {
         : await api(this.boxUrl(draft.id), "PATCH", { version: draft.version, label: draft.label, voxel: draft.voxel }, this.config.csrfToken);
       this.store(volume.id, saved);
       this.select(draft.viewport, saved);
-      this.message(this.text.saved);
+      this.message(gettext("Saved."));
     } catch (error) {
-      this.message(error.status === 409 ? this.text.conflict : error.message, true);
+      this.message(error.status === 409 ? CONFLICT() : error.message, true);
     }
   }
 
@@ -195,9 +202,9 @@ export class BoxTool {
       const saved = await api(`${this.boxUrl(draft.id)}review/`, "POST", { version: draft.version, state }, this.config.csrfToken);
       this.store(draft.viewport.volume.id, saved);
       this.select(draft.viewport, saved);
-      this.message(state === "accepted" ? this.text.accepted : this.text.rejected);
+      this.message(state === "accepted" ? gettext("Box accepted.") : gettext("Box rejected."));
     } catch (error) {
-      this.message(error.status === 409 ? this.text.conflict : error.message, true);
+      this.message(error.status === 409 ? CONFLICT() : error.message, true);
     }
   }
 
@@ -216,7 +223,7 @@ export class BoxTool {
       }
     }
     this.renderAll();
-    if (copied.length) this.message(`${this.text.copied} ${copied.join(", ")}`);
+    if (copied.length) this.message(interpolate(gettext("Copied to %(phases)s."), { phases: copied.join(gettext(", ")) }, true));
   }
 
   boxUrl(id) { return this.config.boxUrl.replace("{id}", id); }
@@ -291,13 +298,16 @@ export class BoxTool {
     editor.hidden = !draft;
     if (!draft) return;
     const v = draft.voxel;
-    this.$("#box-title").textContent = `${draft.id === null ? this.text.newBox : `${this.text.box} #${draft.id}`} · ${draft.viewport.volume.phaseName}`;
+    const title = draft.id === null ? gettext("New box") : interpolate(gettext("Box #%(id)s"), { id: draft.id }, true);
+    this.$("#box-title").textContent = `${title} · ${draft.viewport.volume.phaseName}`;
     this.$("#box-label").value = draft.label;
     this.$("#box-first").value = String(v[2] + 1);
     this.$("#box-last").value = String(v[5]);
     this.$("#box-first").max = this.$("#box-last").max = String(draft.viewport.nz);
-    this.$("#box-extent").textContent = `x ${v[0]}–${v[3] - 1} · y ${v[1]}–${v[4] - 1} · ${this.text.slices} ${v[2] + 1}–${v[5]}`;
-    this.$("#box-state").textContent = draft.id === null ? "" : `${draft.state} · v${draft.version} · ${draft.source}`;
+    this.$("#box-extent").textContent = `x ${v[0]}–${v[3] - 1} · y ${v[1]}–${v[4] - 1} · ${sliceRange(v[2] + 1, v[5])}`;
+    const version = interpolate(gettext("version %(version)s"), { version: draft.version }, true);
+    const source = SOURCE_NAMES[draft.source] || draft.source;
+    this.$("#box-state").textContent = draft.id === null ? "" : `${stateName(draft.state)} · ${version} · ${source}`;
     const saved = draft.id !== null;
     for (const id of ["#box-accept", "#box-reject", "#box-copy"]) this.$(id).disabled = !saved;
   }
@@ -321,11 +331,11 @@ export class BoxTool {
     const title = document.createElement("button");
     title.type = "button";
     title.className = "link-button";
-    title.textContent = `${this.config.labels[box.label] || box.label} · ${viewport.volume.phaseName} · ${this.text.slices} ${box.voxel[2] + 1}–${box.voxel[5]}`;
+    title.textContent = `${this.config.labels[box.label] || box.label} · ${viewport.volume.phaseName} · ${sliceRange(box.voxel[2] + 1, box.voxel[5])}`;
     title.addEventListener("click", () => this.jumpTo(viewport.volume.id, box.id));
     const state = document.createElement("span");
     state.className = `chip box-state-${box.state}`;
-    state.textContent = box.state;
+    state.textContent = stateName(box.state);
     const mm = document.createElement("div");
     mm.className = "muted small mm";
     mm.textContent = box.mm ? `${fmt(box.mm[0])} → ${fmt(box.mm[1])} mm` : "";

@@ -4,6 +4,14 @@
 
 const DRAG_WL_GAIN = 2; // HU per screen pixel for right-drag windowing
 
+// Django's JavaScript catalog (base.html) defines gettext and interpolate before any module runs.
+const { gettext, interpolate } = globalThis;
+const HU_NONE = "HU —";
+
+export function windowLabel(width, level) {
+  return interpolate(gettext("W %(width)s / L %(level)s"), { width: Math.round(width), level: Math.round(level) }, true);
+}
+
 export function indexToLps(geometry, index) {
   const [sx, sy, sz] = geometry.spacing;
   const d = geometry.direction;
@@ -40,7 +48,7 @@ export function buildLut(width, level, lut = new Uint32Array(65536)) {
     const hu = bits < 32768 ? bits : bits - 65536;
     let grey = width <= 1 ? (hu > low ? 255 : 0) : Math.round(((hu - low) / span + 0.5) * 255);
     grey = grey < 0 ? 0 : grey > 255 ? 255 : grey;
-    lut[bits] = 0xff000000 | (grey << 16) | (grey << 8) | grey; // little-endian ABGR
+    lut[bits] = (0xff000000 | grey * 0x10101) >>> 0; // little-endian ABGR: grey in R, G and B
   }
   return lut;
 }
@@ -57,7 +65,7 @@ class Viewport {
     this.canvas = element.querySelector("canvas.ct-canvas");
     this.fallback = element.querySelector("img.ct-fallback");
     this.slider = element.querySelector("input.ct-slider");
-    this.field = (role) => element.querySelector(`[data-role="${role}"]`);
+    this.field = (role) => element.querySelector(`[data-role=${role}]`); // roles are plain words
     this.context = this.canvas.getContext("2d");
     this.image = this.context.createImageData(this.nx, this.ny);
     this.pixels = new Uint32Array(this.image.data.buffer);
@@ -78,7 +86,7 @@ class Viewport {
       if (event.button === 2) this.viewer.startWindowDrag(event);
     });
     this.stage.addEventListener("mousemove", (event) => this.showValue(event));
-    this.stage.addEventListener("mouseleave", () => { this.field("hu").textContent = "HU —"; });
+    this.stage.addEventListener("mouseleave", () => { this.field("hu").textContent = HU_NONE; });
     this.element.addEventListener("mouseenter", () => this.viewer.activate(this));
     new ResizeObserver(() => this.fit()).observe(this.element.querySelector(".ct-cell"));
   }
@@ -121,9 +129,10 @@ class Viewport {
 
   updateLabels() {
     const position = this.centreLps();
-    this.field("slice").textContent = `${this.viewer.text.slice} ${this.z + 1}/${this.nz}`;
+    this.field("slice").textContent = interpolate(gettext("Slice %(z)s/%(n)s"), { z: this.z + 1, n: this.nz }, true);
     this.field("position").textContent = `${position[2].toFixed(1)} mm`;
-    this.field("wl").textContent = `W ${Math.round(this.viewer.window.width)} L ${Math.round(this.viewer.window.level)}`;
+    const { width, level } = this.viewer.window;
+    this.field("wl").textContent = interpolate(gettext("W %(width)s L %(level)s"), { width: Math.round(width), level: Math.round(level) }, true);
     this.slider.value = String(this.z);
     this.element.dataset.z = String(this.z);
     this.element.dataset.positionMm = position[2].toFixed(2);
@@ -146,7 +155,7 @@ class Viewport {
   async load() {
     const expected = this.nx * this.ny * this.nz * 2;
     const response = await fetch(this.volume.voxelsUrl, { credentials: "same-origin" });
-    if (!response.ok) throw new Error(`voxels: HTTP ${response.status}`);
+    if (!response.ok) throw new Error(interpolate(gettext("The volume could not be loaded (HTTP %(status)s)."), { status: response.status }, true));
     // The body arrives inflated (Content-Encoding: gzip); count bytes for a progress label.
     const buffer = new Uint8Array(expected);
     const reader = response.body.getReader();
@@ -156,9 +165,12 @@ class Viewport {
       if (done) break;
       buffer.set(value.subarray(0, Math.max(0, expected - received)), received);
       received += value.length;
-      this.field("loading").textContent = `${this.viewer.text.loading} ${Math.min(100, Math.round((100 * received) / expected))}%`;
+      const percent = Math.min(100, Math.round((100 * received) / expected));
+      this.field("loading").textContent = interpolate(gettext("Loading %(percent)s"), { percent: `${percent}%` }, true);
     }
-    if (received !== expected) throw new Error(`voxels: got ${received} bytes, expected ${expected}`);
+    if (received !== expected) {
+      throw new Error(interpolate(gettext("The volume arrived incomplete: %(received)s of %(expected)s bytes."), { received, expected }, true));
+    }
     this.setVoxels(buffer.buffer);
   }
 }
@@ -167,7 +179,6 @@ export class CtViewer {
   constructor(root, config) {
     this.root = root;
     this.config = config;
-    this.text = config.text || {};
     this.presets = config.presets;
     this.window = { width: this.presets[0].width, level: this.presets[0].level, name: this.presets[0].name };
     this.lut = buildLut(this.window.width, this.window.level);
@@ -218,7 +229,8 @@ export class CtViewer {
 
   showWindow() {
     const label = this.root.querySelector("#ct-wl");
-    label.textContent = `${this.window.name ? `${this.window.name} · ` : ""}W ${Math.round(this.window.width)} / L ${Math.round(this.window.level)}`;
+    const values = windowLabel(this.window.width, this.window.level);
+    label.textContent = this.window.name ? `${this.window.name} · ${values}` : values;
     this.root.querySelectorAll("[data-preset]").forEach((button) => {
       button.classList.toggle("on", button.dataset.preset === this.window.name);
     });

@@ -3,6 +3,8 @@
 
 import { api } from "./box_tool.js";
 
+const { gettext } = globalThis; // Django's JavaScript catalog, loaded by base.html
+
 export class ImageBoxes {
   constructor(root, config) {
     this.root = root;
@@ -92,7 +94,7 @@ export class ImageBoxes {
       const saved = await api(this.config.boxesUrl, "POST", { label: this.$("#endo-label").value, box: this.draft }, this.config.csrfToken);
       this.boxes.push({ id: saved.id, label: saved.label, box: saved.voxel, state: saved.state, version: saved.version });
       this.draft = null;
-      status.textContent = this.config.text.saved;
+      status.textContent = gettext("Saved.");
       status.classList.remove("bad");
     } catch (error) {
       status.textContent = error.message;

@@ -97,7 +97,7 @@ def test_the_manifest_digests_match_the_files_and_a_rebuild_is_byte_identical(be
 
 
 def test_the_local_layout_points_at_image_files_named_by_their_hash(benchmark, tmp_path):
-    export(benchmark, tmp_path / "r")
+    export(benchmark, tmp_path / "r", local_layout=True)
     local = read_tsv(tmp_path / "r" / "EndoRelease_local.tsv")
 
     assert "image" not in local.columns
@@ -150,12 +150,23 @@ def test_the_json_carries_provenance_without_reviewer_identities(benchmark, peop
 
 
 def test_the_coco_file_holds_the_2d_boxes_of_released_images(benchmark, tmp_path):
-    export(benchmark, tmp_path / "r")
+    export(benchmark, tmp_path / "r", local_layout=True)
     coco = json.loads((tmp_path / "r" / "EndoRelease_coco.json").read_text())
 
     assert [a["bbox"] for a in coco["annotations"]] == [[2, 3, 10, 10]]
     image = coco["images"][0]
     assert (tmp_path / "r" / "images" / image["file_name"]).exists()
+
+
+def test_the_local_layout_is_written_only_for_a_release_over_the_part_threshold(
+    benchmark, tmp_path
+):
+    export(benchmark, tmp_path / "small")
+    assert not (tmp_path / "small" / "EndoRelease_local.tsv").exists()
+    assert not (tmp_path / "small" / "images").exists()
+    export(benchmark, tmp_path / "large", part_bytes=10)
+    assert (tmp_path / "large" / "EndoRelease_local.tsv").exists()
+    assert len(list((tmp_path / "large" / "images").iterdir())) == 4
 
 
 def test_a_large_release_is_also_split_into_self_contained_parts(benchmark, tmp_path):

@@ -107,7 +107,7 @@ def test_the_release_page_shows_progress_then_files_with_their_checksums(
     assert done.headers["HX-Refresh"] == "true"
     page = client.get(reverse("release", args=[published.pk])).content.decode()
     assert published.manifest["files"]["EndoRelease.tsv"]["md5"] in page
-    assert "EndoRelease_local.tsv" in page and "<svg" in page
+    assert "EndoRelease_coco.json" in page and "<svg" in page
 
 
 def test_a_file_downloads_as_a_stream_of_the_published_bytes(client, people, published):

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotations.models import Benchmark, Release, ReleaseItem, ReleaseStatus
 from annotations.services.errors import DomainError
@@ -66,8 +67,11 @@ def release_create(
     cleaned = clean_filters(filters)
     if Release.objects.filter(name=name, version=version).exists():
         raise DomainError(
-            f"Release {name} {version} already exists; a published version never changes, "
-            "so give the new one another version."
+            gettext(
+                "Release %(name)s %(version)s already exists; a published version never "
+                "changes, so give the new one another version."
+            )
+            % {"name": name, "version": version}
         )
     items = release_items(benchmark, include_all=include_all, filters=cleaned)
     return Release.objects.create(
@@ -157,7 +161,7 @@ def release_retry(*, release: Release) -> Release:
             status=ReleaseStatus.BUILDING, error="", progress=0
         )
         if not changed:
-            raise DomainError("Only a failed release can be retried.")
+            raise DomainError(gettext("Only a failed release can be retried."))
         transaction.on_commit(lambda: release_build_task.delay(release.pk))
     release.refresh_from_db()
     return release
@@ -183,7 +187,7 @@ def _build_lock(target: Path) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise DomainError("This release is being built by another process.") from None
+            raise DomainError(gettext("This release is being built by another process.")) from None
         try:
             yield
         finally:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db.models import Sum
+from django.utils.translation import gettext
 
 from annotations.formats.jsonexport import dumps_canonical
 from annotations.models import Benchmark, Image, ItemImage
@@ -65,7 +66,8 @@ class ExportOptions:
         version: str = "",
         withhold_split: str = "",
         part_bytes: int | None = PART_BYTES,
-        local_layout: bool | None = True,
+        # Like VLMEvalKit, which switches to NAME_local.tsv + images/ only past 1 GB.
+        local_layout: bool | None = None,
     ) -> ExportOptions:
         return cls(
             report_columns=True,
@@ -114,7 +116,10 @@ def release_export(
     options = options or ExportOptions()
     out_dir = Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
-        raise DomainError(f"{out_dir} already exists and is not empty; choose a new folder.")
+        raise DomainError(
+            gettext("%(folder)s already exists and is not empty; choose a new folder.")
+            % {"folder": out_dir}
+        )
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     temp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}{TEMP_MARK}", dir=out_dir.parent))
     try:

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
+from django.utils.translation import gettext, gettext_lazy
 
 from annotations.models import TAXONOMY_FIELDS, Benchmark, Family, Item
 from annotations.services.errors import DomainError
@@ -67,19 +68,29 @@ REPORT_COLUMNS = {
 }
 
 
+_NAME_KINDS = {"dataset name": gettext_lazy("dataset name"), "version": gettext_lazy("version")}
+
+
 def check_release_name(name: str, *, what: str = "dataset name") -> str:
     """Refuse names VLMEvalKit would misread, or that are unsafe as a folder name."""
+    words = {"what": _NAME_KINDS.get(what, what), "name": name}
     if not _SAFE_NAME.fullmatch(name or ""):
         raise DomainError(
-            f"The {what} {name!r} may only hold letters, digits, '.', '_' and '-' "
-            "(at most 100, starting with a letter or digit)."
+            gettext(
+                "The %(what)s '%(name)s' may only hold letters, digits, '.', '_' and '-' "
+                "(at most 100, starting with a letter or digit)."
+            )
+            % words
         )
     lowered = name.lower()
     for part in FORBIDDEN_NAME_PARTS:
         if part in lowered:
             raise DomainError(
-                f"The {what} {name!r} contains {part!r}: VLMEvalKit would score it circularly. "
-                "Choose another name."
+                gettext(
+                    "The %(what)s '%(name)s' contains '%(part)s': VLMEvalKit would score it "
+                    "circularly. Choose another name."
+                )
+                % {**words, "part": part}
             )
     return name
 
@@ -89,7 +100,9 @@ def clean_filters(filters: dict | None) -> dict[str, list[str]]:
     cleaned: dict[str, list[str]] = {}
     for field_name, value in (filters or {}).items():
         if field_name not in FILTER_FIELDS:
-            raise DomainError(f"Releases cannot be filtered on {field_name!r}.")
+            raise DomainError(
+                gettext("Releases cannot be filtered on '%(field)s'.") % {"field": field_name}
+            )
         values = value if isinstance(value, list | tuple) else [value]
         values = sorted({str(v) for v in values if v not in (None, "")})
         if values:

@@ -1,0 +1,62 @@
+"""Interface names of the benchmark fields and degradation kinds (their values stay as imported)."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+
+FIELD_LABELS = {
+    "question": _("Question"),
+    "options": _("Options"),
+    "answer": _("Answer"),
+    "hint": _("Hint"),
+    "status": _("Status"),
+    "category": _("Category"),
+    "l2_category": _("Subcategory"),
+    "split": _("Split"),
+    "task": _("Task"),
+    "subtask": _("Subtask"),
+    "scene": _("Scene"),
+    "dataset": _("Dataset"),
+    "modality": _("Modality"),
+    "source": _("Source dataset"),
+    "degradation_type": _("Degradation type"),
+    "degradation_severity": _("Severity"),
+    "limit": _("Limit"),
+}
+
+KIND_LABELS = {
+    "limited_angle": _("Limited angle"),
+    "sparse_view": _("Sparse view"),
+    "low_dose": _("Low dose"),
+    "bias_field_artifact": _("Bias field artefact"),
+    "undersampling_artifact": _("Undersampling artefact"),
+    "ghosting_artifact": _("Ghosting artefact"),
+    "blood_cell_artifact": _("Blood cell artefact"),
+    "dark_spots_artifact": _("Dark spots artefact"),
+    "bubble_artifact": _("Bubble artefact"),
+    "rotation_artifact": _("Rotation artefact"),
+    "random_motion_artifact": _("Random motion artefact"),
+    "adjust_brightness": _("Brightness change"),
+    "exposure_artifact": _("Exposure artefact"),
+    "reduce_contrast": _("Reduced contrast"),
+    "gaussian_noise": _("Gaussian noise"),
+    "downsample_artifact": _("Downsampling artefact"),
+    "motion_blur": _("Motion blur"),
+    "gaussian_blur": _("Gaussian blur"),
+}
+
+
+LEVEL_LABELS = {"clean": _("Clean"), "mild": _("Mild"), "severe": _("Severe")}
+
+
+def level_label(level: str) -> str:
+    return LEVEL_LABELS.get(level, level)
+
+
+def field_label(name: str) -> str:
+    """A field's name for people; an unknown column keeps its name from the file."""
+    return FIELD_LABELS.get(name, name)
+
+
+def kind_label(kind: str) -> str:
+    return KIND_LABELS.get(kind, kind)
