@@ -22,26 +22,20 @@ from PIL import Image as PILImage
 from annotations.formats.taxonomy import normalise_modality
 from annotations.imaging.degrade import KINDS, SEVERITIES, DegradationError, apply
 from annotations.imaging.degrade import kinds_for_modality as engine_kinds_for_modality
-from annotations.models import Benchmark, Item, ItemImage, ItemRevision, RevisionReason, Severity
+from annotations.models import (
+    TAXONOMY_FIELDS,
+    Benchmark,
+    Item,
+    ItemImage,
+    ItemRevision,
+    RevisionReason,
+    Severity,
+)
 from annotations.services.errors import DomainError
 from annotations.services.images import image_bytes, image_store
 
 # Fields a twin shares with its clean item (the question and its taxonomy).
-COPIED_FIELDS = (
-    "question",
-    "hint",
-    "options",
-    "answer",
-    "category",
-    "l2_category",
-    "split",
-    "task",
-    "subtask",
-    "scene",
-    "dataset",
-    "modality",
-    "source",
-)
+COPIED_FIELDS = ("question", "hint", "options", "answer", *TAXONOMY_FIELDS)
 # Extra columns that describe the clean item's own file and would be false on its twin.
 EXTRA_NOT_COPIED = ("image_path",)
 BATCH_ITEMS = 10

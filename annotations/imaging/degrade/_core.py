@@ -6,6 +6,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from annotations.formats.taxonomy import ANY_MODALITY_KINDS as _ANY_MODALITY
+from annotations.formats.taxonomy import CT_KINDS as _CT_ONLY
+from annotations.formats.taxonomy import HISTOPATHOLOGY_KINDS as _HISTO_ONLY
+from annotations.formats.taxonomy import MODALITIES
+from annotations.formats.taxonomy import MRI_KINDS as _MRI_ONLY
+
 from . import _ct, _generic, _histo, _mri
 from ._common import DegradationError, Params
 
@@ -13,22 +19,7 @@ Degrader = Callable[[np.ndarray, str, np.random.Generator], tuple[np.ndarray, Pa
 
 SEVERITIES = ("mild", "severe")
 
-_CT_ONLY = ("limited_angle", "sparse_view", "low_dose")
-_MRI_ONLY = ("bias_field_artifact", "undersampling_artifact", "ghosting_artifact")
-_HISTO_ONLY = ("blood_cell_artifact", "dark_spots_artifact", "bubble_artifact")
-_ANY_MODALITY = (
-    "rotation_artifact",
-    "random_motion_artifact",
-    "adjust_brightness",
-    "exposure_artifact",
-    "reduce_contrast",
-    "gaussian_noise",
-    "downsample_artifact",
-    "motion_blur",
-    "gaussian_blur",
-)
 KINDS: tuple[str, ...] = _CT_ONLY + _MRI_ONLY + _HISTO_ONLY + _ANY_MODALITY
-MODALITIES = ("CT", "MRI", "X-ray", "Ultrasound", "Endoscopy", "Dermoscopy", "Histopathology")
 _ONLY_FOR = {"ct": _CT_ONLY, "mri": _MRI_ONLY, "histopathology": _HISTO_ONLY}
 # spellings that published benchmark files use for the same modalities
 _ALIASES = {"mr": "mri", "pathology": "histopathology", "xray": "x-ray"}

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from django.db.models import QuerySet
 
-from annotations.models import Benchmark, Item, ItemImage
+from annotations.models import TAXONOMY_FIELDS, Benchmark, Item, ItemImage
 from annotations.services.releases.sources import ImageRef
 
 CHUNK = 1000
@@ -25,15 +25,7 @@ _FIELDS = (
     "hint",
     "options",
     "answer",
-    "category",
-    "l2_category",
-    "split",
-    "task",
-    "subtask",
-    "scene",
-    "dataset",
-    "modality",
-    "source",
+    *TAXONOMY_FIELDS,
     "extra",
     "clean_twin_id",
     "degradation_type",
