@@ -12,27 +12,15 @@ from pathlib import Path
 import numpy as np
 
 from annotations.demo.content import shuffle_options
+from annotations.formats.medqdeg import MEDQDEG_COLUMNS as FORMAT_COLUMNS
+from annotations.formats.taxonomy import MODALITIES
 from annotations.formats.vlmeval import write_mcq_tsv
 from annotations.imaging import phantoms
 from annotations.imaging.synth import encode_jpeg, encode_png, endoscopy_scene, ultrasound_image
 from annotations.imaging.window import apply_window
 
-MEDQDEG_COLUMNS = [
-    "index",
-    "image",
-    "question",
-    "A",
-    "B",
-    "C",
-    "D",
-    "E",
-    "answer",
-    "modality",
-    "degradation_type",
-    "degradation_severity",
-    "source",
-]
-MODALITIES = ("CT", "MRI", "X-ray", "Ultrasound", "Endoscopy", "Dermoscopy", "Histopathology")
+# The file layout MedQ-DEG publishes, in its column order.
+MEDQDEG_COLUMNS = list(FORMAT_COLUMNS)
 _SOURCES = ("OmniMedVQA", "GMAI-MMBench", "SLAKE")
 _MEDQDEG_FAMILY = 2
 
