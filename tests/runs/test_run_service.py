@@ -294,13 +294,14 @@ class ResumeAndCancelTests(TestCase):
         self.assertEqual(run.predictions.count(), 0)
 
     def test_cancelling_mid_run_stops_submitting_and_keeps_what_was_answered(self):
-        release = threading.Event()
+        cancelled = threading.Event()
 
-        def gated(request_json, attempt_no):
-            release.wait(5)
-            return Reply(text="A")
+        def answer(request_json, attempt_no):
+            # Once the curator has cancelled, answers take far longer than the executor's
+            # cancel poll, so the run must stop long before the 12 items are all answered.
+            return Reply(text="A", delay=0.3 if cancelled.is_set() else 0.0)
 
-        with FakeOpenAIServer(gated) as server:
+        with FakeOpenAIServer(answer) as server:
             run = run_services.run_create(
                 benchmark=self.benchmark,
                 endpoint=make_endpoint(server.base_url),
@@ -313,8 +314,8 @@ class ResumeAndCancelTests(TestCase):
                 stored.append(n)
                 if len(stored) == 2:
                     run_services.run_cancel(run=run)
+                    cancelled.set()
 
-            release.set()
             run = execute(run, progress=on_progress)
             sent = len(server.requests)
         run.refresh_from_db()
