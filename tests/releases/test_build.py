@@ -114,6 +114,27 @@ def test_the_command_records_a_release_with_a_version_and_filters(benchmark, cap
         call_command("export_release", "endo", version="2.0", dataset_name="EndoDev", verbosity=0)
 
 
+def test_the_command_writes_the_local_layout_only_on_request(benchmark, settings):
+    call_command("export_release", "endo", version="3.0", dataset_name="EndoAll", verbosity=0)
+    call_command(
+        "export_release",
+        "endo",
+        version="3.1",
+        dataset_name="EndoAll",
+        local_layout=True,
+        verbosity=0,
+    )
+    plain, local = (
+        Path(r.path) for r in Release.objects.filter(name="EndoAll").order_by("version")
+    )
+    assert not (plain / "EndoAll_local.tsv").exists()
+    frame = read_tsv(local / "EndoAll_local.tsv")
+    assert "image" not in frame.columns
+    assert all(
+        (local / "images" / name).exists() for name in frame["image_path"] if "[" not in name
+    )
+
+
 def test_the_command_keeps_the_plain_snapshot_export(benchmark, tmp_path):
     call_command("export_release", "endo", out=str(tmp_path / "snap"), verbosity=0)
     assert sorted(p.name for p in (tmp_path / "snap").iterdir()) == [

@@ -43,6 +43,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--part-bytes", type=int, default=PART_BYTES, help="split size of NAME.tsv"
         )
+        parser.add_argument(
+            "--local-layout",
+            action="store_true",
+            help="also write NAME_local.tsv + images/ (with --version; automatic past the part size)",
+        )
 
     def handle(self, *args, name: str, out: Path | None, **options):
         benchmark = Benchmark.objects.filter(name=name).first()
@@ -89,6 +94,10 @@ class Command(BaseCommand):
             raise CommandError(f"Release {dataset} {release.version} is already published.")
         # else: a killed or failed build of this very release: build it again, same selection.
         release = release_build(
-            release=release, progress=progress, part_bytes=options["part_bytes"]
+            release=release,
+            progress=progress,
+            part_bytes=options["part_bytes"],
+            # VLMEvalKit's on-disk layout: past the part size, or always on request.
+            local_layout=True if options["local_layout"] else None,
         )
         return Path(release.path), release.item_count

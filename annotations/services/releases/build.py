@@ -101,6 +101,7 @@ def release_build(
     release: Release,
     progress: Callable[[int], None] | None = None,
     part_bytes: int | None = PART_BYTES,
+    local_layout: bool | None = None,
 ) -> Release:
     """Write the release's files under its path and publish it; a published release is returned
     untouched. On failure the release is marked failed (and the error raised)."""
@@ -124,7 +125,10 @@ def release_build(
                 filters=filters,
                 progress=progress,
                 options=ExportOptions.release(
-                    version=release.version, withhold_split=withhold, part_bytes=part_bytes
+                    version=release.version,
+                    withhold_split=withhold,
+                    part_bytes=part_bytes,
+                    local_layout=local_layout,
                 ),
                 on_chunk=_recorder(release.pk),
             )
