@@ -45,7 +45,6 @@ GRADING_LABELS = (
 @pytest.fixture
 def world(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     memmaps.clear()
     people = make_personas()
     benchmark, items = assigned_benchmark(people, items=3, name="endo-zh", family="endobench")

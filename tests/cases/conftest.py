@@ -22,7 +22,6 @@ def _fresh_media(settings, tmp_path_factory):
     # A MEDIA_ROOT per test, so "nothing stored" can be checked by listing it; and never a
     # memmap opened by a previous test.
     settings.MEDIA_ROOT = tmp_path_factory.mktemp("media")
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     memmaps.clear()
     yield
     memmaps.clear()

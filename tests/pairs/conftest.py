@@ -9,12 +9,6 @@ from tests.factories import make_personas
 from tests.pairs.helpers import make_pair_benchmark
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    # The production hasher takes about a second per persona on a busy test machine.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def people(db):
     return make_personas()
