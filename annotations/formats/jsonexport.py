@@ -19,7 +19,7 @@ _ENCODER_OPTIONS: dict[str, Any] = {
 
 def dumps_canonical(value: Any) -> str:
     """One value as canonical JSON text (sorted keys, UTF-8 text, no spaces)."""
-    return json.dumps(value, default=_plain_value, **_ENCODER_OPTIONS)
+    return _ENCODER.encode(value)
 
 
 def write_items_json(
@@ -60,3 +60,8 @@ def _plain_value(value: Any) -> Any:
     if isinstance(value, set | frozenset):
         return sorted(value)  # sets have no order; sorting keeps output byte-stable
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+# One encoder for every call: a release encodes one value per item, and `json.dumps` with
+# options builds a new encoder each time. Encoders keep no state between calls.
+_ENCODER = json.JSONEncoder(default=_plain_value, **_ENCODER_OPTIONS)

@@ -153,18 +153,19 @@ def test_a_failed_export_leaves_no_release_and_no_partial_file(tmp_path, monkeyp
     calls = {"n": 0}
     from annotations.services.releases import sources as releases
 
-    real = releases.image_bytes
+    real = releases._read_file
 
-    def failing_image_bytes(image):
+    def failing_read(path, size):
         calls["n"] += 1
         if calls["n"] == 2:
             raise OSError("disk went away")
-        return real(image)
+        return real(path, size)
 
-    monkeypatch.setattr(releases, "image_bytes", failing_image_bytes)
+    monkeypatch.setattr(releases, "_read_file", failing_read)
     out = tmp_path / "exports" / "release"
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="disk went away"):
         release_export(benchmark=benchmark, out_dir=out, include_all=True)
+    assert calls["n"] == 2
     assert not out.exists()
     assert list((tmp_path / "exports").iterdir()) == []  # no temporary folder left behind either
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotations.models import Release, ReleaseItem, ReleaseStatus
+from annotations.models import Image, Release, ReleaseItem, ReleaseStatus
 from annotations.services.errors import DomainError
-from annotations.services.releases import release_build, release_create, release_retry, sources
+from annotations.services.releases import release_build, release_create, release_retry
 from annotations.tasks.releases import release_build_task
 from tests.factories import make_personas
 from tests.releases.helpers import endo_benchmark, read_tsv
@@ -74,21 +74,23 @@ def test_a_version_is_created_once(benchmark, people):
 
 
 def test_a_failed_build_is_marked_failed_leaves_nothing_and_a_retry_publishes(
-    benchmark, people, monkeypatch, django_capture_on_commit_callbacks
+    benchmark, people, settings, django_capture_on_commit_callbacks
 ):
     release = new_release(benchmark, people, withhold_split="test")
-    real = sources.image_bytes
-    monkeypatch.setattr(sources, "image_bytes", lambda name: (_ for _ in ()).throw(OSError("gone")))
+    # An image file gone from storage (a broken disk, a half-restored backup).
+    stored = Path(settings.MEDIA_ROOT) / Image.objects.order_by("id").first().file.name
+    kept = stored.read_bytes()
+    stored.unlink()
 
     release_build_task(release.pk)
 
     release.refresh_from_db()
-    assert release.status == ReleaseStatus.FAILED and "gone" in release.error
+    assert release.status == ReleaseStatus.FAILED and "No such file" in release.error
     assert not Path(release.path).exists()
     assert [p.name for p in Path(release.path).parent.iterdir() if ".partial-" in p.name] == []
     assert not ReleaseItem.objects.filter(release=release).exists()
 
-    monkeypatch.setattr(sources, "image_bytes", real)
+    stored.write_bytes(kept)
     with django_capture_on_commit_callbacks() as callbacks:
         release_retry(release=release)
     assert release.status == ReleaseStatus.BUILDING and len(callbacks) == 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shutil
@@ -32,11 +31,11 @@ from annotations.services.releases.selection import (
 from annotations.services.releases.sources import ImageRef, Payloads
 from annotations.services.releases.tsv import (
     ANSWER_COLUMNS,
+    TextCells,
     TsvFile,
     local_path_cell,
-    text_cells,
 )
-from annotations.services.releases.writer import DigestFile, Hasher
+from annotations.services.releases.writer import Digester, DigestFile
 
 PART_BYTES = 1 << 30  # VLMEvalKit moves a TSV over 1 GB to its local layout; we split there too
 TEMP_MARK = ".partial-"
@@ -143,9 +142,10 @@ class _Export:
         self.items = release_items(benchmark, include_all=include_all, filters=filters)
         self.columns = tsv_columns(benchmark, self.items, report=options.report_columns)
         self.report = REPORT_COLUMNS[benchmark.family] if options.report_columns else None
+        self.text_cells = TextCells(self.columns, self.report)
         self.payloads = Payloads()
         self.tally = _Tally()
-        self.hasher = Hasher()
+        self.digester: Digester | None = None
         self.outputs: list = []
         self.parts: list[TsvFile] = []
         large = bool(options.part_bytes) and self._estimated_bytes() > (options.part_bytes or 0)
@@ -154,29 +154,29 @@ class _Export:
         self.images_dir = str(folder / "images") if local else None
 
     def run(self, progress, on_chunk) -> dict:
+        self.digester = Digester()
         try:
             self._open()
             self._write_json(self._walk(progress, on_chunk))
             self._close_answers()
             if self.options.coco:
-                coco = DigestFile(self.folder / f"{self.name}_coco.json", self.hasher)
+                coco = DigestFile(self.folder / f"{self.name}_coco.json", self.digester)
                 self.outputs.append(coco)
                 write_release_coco(coco, self.items)
             for output in self.outputs:
                 output.close()
-            self.hasher.close()
+            self.digester.close()
         except BaseException:
-            with contextlib.suppress(Exception):
-                for output in self.outputs:
-                    output.close()
-                self.hasher.close()
+            for output in self.outputs:
+                output.discard()
+            self.digester.abort()
             raise
         return write_manifest(self)
 
     # -- files ---------------------------------------------------------------------------------
 
     def _tsv(self, suffix: str, columns: list[str]) -> TsvFile:
-        tsv = TsvFile(self.folder / f"{self.name}{suffix}.tsv", self.hasher, columns)
+        tsv = TsvFile(self.folder / f"{self.name}{suffix}.tsv", self.digester, columns)
         self.outputs.append(tsv)
         return tsv
 
@@ -189,7 +189,7 @@ class _Export:
         self.test = self.answers = None
         if self.options.withhold_split:
             self.test = self._tsv("_test", [c for c in self.columns if c not in ANSWER_COLUMNS])
-            self.answers = DigestFile(self.folder / f"{self.name}_test_answers.json", self.hasher)
+            self.answers = DigestFile(self.folder / f"{self.name}_test_answers.json", self.digester)
             self.outputs.append(self.answers)
             header = dumps_canonical({"name": self.name, "split": self.options.withhold_split})
             self.answers.write((header[:-1] + ',"answers":[').encode("utf-8"))
@@ -200,7 +200,7 @@ class _Export:
         self.parts.append(self._tsv(f"_part{len(self.parts) + 1}", self.columns))
 
     def _write_json(self, items: Iterator[dict]) -> None:
-        out = DigestFile(self.folder / f"{self.name}.json", self.hasher)
+        out = DigestFile(self.folder / f"{self.name}.json", self.digester)
         self.outputs.append(out)
         header = {
             "benchmark": self.benchmark.name,
@@ -247,7 +247,7 @@ class _Export:
 
     def _write_rows(self, item: ItemRow, refs: list[ImageRef], withhold: bool) -> None:
         self._count(item)
-        cells = text_cells(item, self.columns, self.report)
+        cells = self.text_cells(item)
         names = [self.payloads.place(self.images_dir, ref) for ref in refs] if self.local else []
         if withhold:
             self._write_answer(item, cells)

@@ -8,7 +8,8 @@ several files at once (NAME.tsv, its parts, NAME_local.tsv, NAME_test.tsv).
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import attrgetter
 from pathlib import Path
 
 from annotations.services.imports import COLUMN_FIELDS
@@ -16,20 +17,29 @@ from annotations.services.pair_export import pair_tsv_fields
 from annotations.services.releases.rows import ItemRow
 from annotations.services.releases.selection import ReportColumns
 from annotations.services.releases.sources import Encoded, ImageRef, Payloads
-from annotations.services.releases.writer import DigestFile, Hasher
+from annotations.services.releases.writer import Digester, DigestFile
 
 # Columns that give the answer away: left out of a withheld test split.
 ANSWER_COLUMNS = frozenset({"answer", "gt"})
 IMAGE_COLUMNS = ("image", "image_path")
 
 
+# Stands for an image cell's content while a row's text is joined: no text cell can hold it.
+_SLOT = "\x00"
+_NUL_ERROR = "a TSV cell cannot hold a NUL character"
+
+
 def quoted(value: object) -> str:
     if value is None:
         return '""'
     text = value if isinstance(value, str) else str(value)
-    if "\x00" in text:
-        raise ValueError("a TSV cell cannot hold a NUL character")
+    if _SLOT in text:
+        raise ValueError(_NUL_ERROR)
     return '"' + text.replace('"', '""') + '"'
+
+
+def _base64(data: bytes) -> bytes:
+    return data if isinstance(data, Encoded) else base64.b64encode(data)
 
 
 class TsvFile:
@@ -40,10 +50,10 @@ class TsvFile:
     tuple of image ids -> first index (one per CT case or pair, not per item).
     """
 
-    def __init__(self, path: Path, hasher: Hasher, columns: Sequence[str]) -> None:
+    def __init__(self, path: Path, digester: Digester, columns: Sequence[str]) -> None:
         self.path = Path(path)
         self.columns = list(columns)
-        self.out = DigestFile(self.path, hasher)
+        self.out = DigestFile(self.path, digester)
         self.rows = 0
         self._single: dict[int, int] = {}
         self._multi: dict[tuple[int, ...], int] = {}
@@ -67,69 +77,95 @@ class TsvFile:
         return [payloads.base64(ref) for ref in refs]
 
     def write(self, values: dict) -> None:
-        write = self.out.write
-        pending: list[str] = []
-        for position, column in enumerate(self.columns):
-            if position:
-                pending.append("\t")
+        """One row. Text cells are quoted and joined in one string; base64 cells are written
+        between its pieces as they are, never copied into it."""
+        cells: list[str] = []
+        images: list = []
+        for column in self.columns:
             value = values.get(column)
-            if isinstance(value, bytes):
-                pending.append('"')
-                write("".join(pending).encode("utf-8"))
-                pending.clear()
-                write(value if isinstance(value, Encoded) else base64.b64encode(value))
-                pending.append('"')
+            if value.__class__ is str:
+                cells.append('"' + value.replace('"', '""') + '"')
+            elif isinstance(value, bytes):
+                cells.append(f'"{_SLOT}"')
+                images.append(value)
             elif isinstance(value, list) and value and isinstance(value[0], bytes):
-                pending.append("\"['")
-                write("".join(pending).encode("utf-8"))
-                pending.clear()
-                for number, data in enumerate(value):
-                    if number:
-                        write(b"', '")
-                    write(data if isinstance(data, Encoded) else base64.b64encode(data))
-                pending.append("']\"")
+                cells.append(f"\"['{_SLOT}']\"")
+                images.append(value)
             else:
-                pending.append(quoted(value))
-        pending.append("\n")
-        write("".join(pending).encode("utf-8"))
+                cells.append(quoted(value))
+        line = "\t".join(cells) + "\n"
+        write = self.out.write
+        if not images:
+            if _SLOT in line:
+                raise ValueError(_NUL_ERROR)
+            write(line.encode("utf-8"))
+        else:
+            # The slots mark where the images go; a NUL anywhere else came from a text cell.
+            texts = line.split(_SLOT)
+            if len(texts) != len(images) + 1:
+                raise ValueError(_NUL_ERROR)
+            write(texts[0].encode("utf-8"))
+            for image, text in zip(images, texts[1:], strict=True):
+                if isinstance(image, list):
+                    for number, data in enumerate(image):
+                        if number:
+                            write(b"', '")
+                        write(_base64(data))
+                else:
+                    write(_base64(image))
+                write(text.encode("utf-8"))
         self.rows += 1
 
     def close(self) -> None:
         self.out.close()
 
+    def discard(self) -> None:
+        self.out.discard()
+
     def digests(self) -> dict[str, object]:
         return self.out.digests()
 
 
-def text_cells(item: ItemRow, columns: Sequence[str], report: ReportColumns | None) -> dict:
-    """Every non-image cell of an item's row, by column."""
-    row: dict[str, object] = {}
-    for column in columns:
-        if column in IMAGE_COLUMNS:
-            continue
-        if column == "index":
-            row[column] = item.source_index
-        elif column in ("question", "hint", "answer"):
-            row[column] = getattr(item, column)
-        elif column == "gt":
-            # The answer's text follows the (possibly edited) answer, not the imported cell.
-            row[column] = item.answer_text
-        elif len(column) == 1 and column.isupper():
-            position = ord(column) - ord("A")
-            row[column] = item.options[position] if position < len(item.options) else ""
-        elif column in COLUMN_FIELDS:
-            row[column] = getattr(item, COLUMN_FIELDS[column])
-        else:
-            row[column] = item.extra.get(column, "")
-    if report is not None:
-        row["category"], l2 = report.values(item)
-        if "l2-category" in columns:
-            row["l2-category"] = l2
-        if "pair_id" in columns:
-            row.update(pair_tsv_fields(item))
-    if "image_path" in columns:
-        row["image_path"] = item.extra.get("image_path", "")
-    return row
+class TextCells:
+    """Every non-image cell of an item's row, by column: `TextCells(columns, report)(item)`.
+
+    Which field fills which column is worked out once per file, not once per row.
+    """
+
+    def __init__(self, columns: Sequence[str], report: ReportColumns | None) -> None:
+        self.getters = [(c, _cell_getter(c)) for c in columns if c not in IMAGE_COLUMNS]
+        self.report = report
+        self.l2_category = "l2-category" in columns
+        self.pairs = "pair_id" in columns
+        self.image_path = "image_path" in columns
+
+    def __call__(self, item: ItemRow) -> dict:
+        row = {column: get(item) for column, get in self.getters}
+        if self.report is not None:
+            row["category"], l2 = self.report.values(item)
+            if self.l2_category:
+                row["l2-category"] = l2
+            if self.pairs:
+                row.update(pair_tsv_fields(item))
+        if self.image_path:
+            row["image_path"] = item.extra.get("image_path", "")
+        return row
+
+
+def _cell_getter(column: str) -> Callable[[ItemRow], object]:
+    if column == "index":
+        return attrgetter("source_index")
+    if column in ("question", "hint", "answer"):
+        return attrgetter(column)
+    if column == "gt":
+        # The answer's text follows the (possibly edited) answer, not the imported cell.
+        return attrgetter("answer_text")
+    if len(column) == 1 and column.isupper():
+        position = ord(column) - ord("A")
+        return lambda item: item.options[position] if position < len(item.options) else ""
+    if column in COLUMN_FIELDS:
+        return attrgetter(COLUMN_FIELDS[column])
+    return lambda item: item.extra.get(column, "")
 
 
 def local_path_cell(names: Sequence[str]) -> str:

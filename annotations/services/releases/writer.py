@@ -1,131 +1,166 @@
-"""Output files that count and hash what is written, hashing on a background thread.
+"""Output files that count and hash what is written, hashed by a second process as they grow.
 
 md5 and sha256 of a release's files go into its manifest. Hashing after writing would read every
-byte twice; hashing in the writing thread would add its cost to base64's. hashlib releases the GIL
-on large blocks, so a second thread hashes 1 MiB blocks while the main thread encodes the next ones.
+byte twice and add the hashing time to the export's; hashing in the exporting process, even on a
+thread, makes every row pay for it: the hashing thread and the row-building thread trade the GIL
+at each file read and write, which costs more than the hashing itself. So the exporting process
+only writes (one `writev` per MiB of pieces, never copied into one buffer) and tells
+`digest_worker.py`, a small standard-library process, how far each file has grown; that process
+reads the new bytes back from the page cache and hashes them on the other core.
 """
 
 from __future__ import annotations
 
-import hashlib
-import queue
-import threading
+import contextlib
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-BLOCK = 1 << 20
-DIRECT = 1 << 14
-# At most this many blocks wait for the hasher: memory stays bounded whatever the release size.
-QUEUE_BLOCKS = 16
+WORKER = Path(__file__).with_name("digest_worker.py")
+BATCH = 1 << 20
+IOV_MAX = 1024  # pieces per writev; Linux's limit
 
 
-class _Digest:
-    __slots__ = ("md5", "sha256", "size")
-
-    def __init__(self) -> None:
-        self.md5 = hashlib.md5()
-        self.sha256 = hashlib.sha256()
-        self.size = 0
+class DigestError(RuntimeError):
+    """The hashing process failed or went away: the release cannot be trusted."""
 
 
-class Hasher:
-    """One background thread hashing the blocks of every file of one export."""
+class Digester:
+    """The hashing process of one export: every file of the export is announced to it."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue = queue.Queue(maxsize=QUEUE_BLOCKS)
-        self._thread = threading.Thread(target=self._run, name="release-hasher", daemon=True)
-        self._error: BaseException | None = None
-        self._thread.start()
+        # -I -S: nothing from the environment or site-packages, the worker needs only hashlib.
+        self._process = subprocess.Popen(
+            [sys.executable, "-I", "-S", str(WORKER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self._files = 0
+        self.digests: dict[int, dict] | None = None
 
-    def _run(self) -> None:
-        while True:
-            task = self._queue.get()
-            if task is None:
-                return
-            digest, block = task
-            try:
-                digest.md5.update(block)
-                digest.sha256.update(block)
-            except BaseException as error:  # surfaced by close(); keep draining the queue
-                self._error = error
+    def _send(self, line: str) -> None:
+        try:
+            self._process.stdin.write(line.encode("utf-8", "surrogateescape"))
+        except BrokenPipeError:
+            raise DigestError(self._failure()) from None
 
-    def submit(self, digest: _Digest, block: bytes) -> None:
-        self._queue.put((digest, block))
+    def open(self, path: Path) -> int:
+        text = str(path)
+        if "\n" in text:
+            raise ValueError("a release file's path cannot hold a line break")
+        number = self._files
+        self._files += 1
+        self._send(f"open {number} {text}\n")
+        return number
+
+    def grow(self, number: int, size: int) -> None:
+        self._send(f"grow {number} {size}\n")
+        # Flushed at once: the worker hashes while we encode the next batch.
+        self._process.stdin.flush()
+
+    def close_file(self, number: int) -> None:
+        self._send(f"close {number}\n")
 
     def close(self) -> None:
-        """Wait until every submitted block is hashed (idempotent)."""
-        if self._thread.is_alive():
-            self._queue.put(None)
-            self._thread.join()
-        if self._error is not None:
-            raise self._error
+        """Wait for every file's digests (idempotent)."""
+        if self.digests is not None:
+            return
+        try:
+            out, _ = self._process.communicate(b"end\n")
+        except BrokenPipeError:
+            raise DigestError(self._failure()) from None
+        if self._process.returncode:
+            raise DigestError(self._failure())
+        self.digests = {int(number): found for number, found in json.loads(out).items()}
+
+    def abort(self) -> None:
+        """Stop the worker without waiting for digests (the export failed)."""
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+    def _failure(self) -> str:
+        self._process.kill()
+        self._process.wait()
+        error = self._process.stderr.read().decode("utf-8", "replace").strip()
+        last = error.splitlines()[-1] if error else f"exit status {self._process.returncode}"
+        return f"hashing the release files failed: {last}"
 
 
 class DigestFile:
-    """A binary output file (`write(bytes)`, `mode`) whose md5, sha256 and size are known on close."""
+    """A binary output file (`write(bytes)`, `mode`) whose md5, sha256 and size are known once
+    the digester is closed."""
 
     mode = "wb"
 
-    def __init__(self, path: Path, hasher: Hasher) -> None:
+    def __init__(self, path: Path, digester: Digester) -> None:
         self.path = Path(path)
-        self._file = open(self.path, "wb")  # noqa: SIM115 - closed by close()
-        self._hasher = hasher
-        self._buffer = bytearray()
-        self._digest = _Digest()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        self._digester = digester
+        self._number = digester.open(self.path)
+        self._pieces: list[bytes] = []
+        self._pending = 0
+        self._written = 0
         self.closed = False
 
     @property
     def size(self) -> int:
-        """Bytes written so far (flushed or not)."""
-        return self._digest.size + len(self._buffer)
+        """Bytes written so far (on disk or still pending)."""
+        return self._written + self._pending
 
     def write(self, data: bytes) -> int:
-        if len(data) >= DIRECT:
-            # An image's base64: written and hashed as it is, never copied into the buffer.
-            self._flush()
-            self._emit(data)
-            return len(data)
-        self._buffer += data
-        if len(self._buffer) >= BLOCK:
+        self._pieces.append(data)
+        self._pending += len(data)
+        if self._pending >= BATCH or len(self._pieces) >= IOV_MAX:
             self._flush()
         return len(data)
 
-    def _emit(self, block: bytes) -> None:
-        self._file.write(block)
-        self._digest.size += len(block)
-        self._hasher.submit(self._digest, block)
-
     def _flush(self) -> None:
-        if not self._buffer:
+        if not self._pieces:
             return
-        block = bytes(self._buffer)
-        self._buffer.clear()
-        self._emit(block)
+        pieces, self._pieces, self._pending = self._pieces, [], 0
+        while pieces:
+            done = os.writev(self._fd, pieces)
+            self._written += done
+            pieces = _after(pieces, done)
+        self._digester.grow(self._number, self._written)
 
     def close(self) -> None:
         if self.closed:
             return
+        self.closed = True
         try:
             self._flush()
         finally:
-            self._file.close()
+            os.close(self._fd)
+        self._digester.close_file(self._number)
+
+    def discard(self) -> None:
+        """Close the file without writing what is pending (the export failed; it is deleted)."""
+        if not self.closed:
             self.closed = True
+            os.close(self._fd)
 
     def digests(self) -> dict[str, object]:
-        """md5, sha256 and bytes; call after close() and the hasher's close()."""
-        return {
-            "bytes": self._digest.size,
-            "md5": self._digest.md5.hexdigest(),
-            "sha256": self._digest.sha256.hexdigest(),
-        }
+        """md5, sha256 and bytes; call after the digester's close()."""
+        found = self._digester.digests[self._number]
+        if found["bytes"] != self._written:
+            raise DigestError(
+                f"{self.path.name}: {found['bytes']} bytes hashed, not {self._written}"
+            )
+        return found
 
 
-def file_digests(path: Path) -> dict[str, object]:
-    """md5, sha256 and size of a file already on disk."""
-    md5, sha256 = hashlib.md5(), hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(BLOCK):
-            md5.update(chunk)
-            sha256.update(chunk)
-            size += len(chunk)
-    return {"bytes": size, "md5": md5.hexdigest(), "sha256": sha256.hexdigest()}
+def _after(pieces: list[bytes], done: int) -> list[bytes]:
+    """What remains of `pieces` once `done` bytes of them are written (writev may stop short)."""
+    for index, piece in enumerate(pieces):
+        if done < len(piece):
+            return [piece[done:], *pieces[index + 1 :]] if done else pieces[index:]
+        done -= len(piece)
+    return []
