@@ -41,9 +41,11 @@ class Digester:
         self._files = 0
         self.digests: dict[int, dict] | None = None
 
-    def _send(self, line: str) -> None:
+    def _send(self, line: str, *, flush: bool = False) -> None:
         try:
             self._process.stdin.write(line.encode("utf-8", "surrogateescape"))
+            if flush:
+                self._process.stdin.flush()
         except BrokenPipeError:
             raise DigestError(self._failure()) from None
 
@@ -57,9 +59,8 @@ class Digester:
         return number
 
     def grow(self, number: int, size: int) -> None:
-        self._send(f"grow {number} {size}\n")
         # Flushed at once: the worker hashes while we encode the next batch.
-        self._process.stdin.flush()
+        self._send(f"grow {number} {size}\n", flush=True)
 
     def close_file(self, number: int) -> None:
         self._send(f"close {number}\n")
@@ -68,12 +69,10 @@ class Digester:
         """Wait for every file's digests (idempotent)."""
         if self.digests is not None:
             return
-        try:
-            out, _ = self._process.communicate(b"end\n")
-        except BrokenPipeError:
-            raise DigestError(self._failure()) from None
+        # communicate() closes the pipes; a worker that died early is seen by its exit status.
+        out, error = self._process.communicate(b"end\n")
         if self._process.returncode:
-            raise DigestError(self._failure())
+            raise DigestError(_failure_message(error, self._process.returncode))
         self.digests = {int(number): found for number, found in json.loads(out).items()}
 
     def abort(self) -> None:
@@ -88,9 +87,13 @@ class Digester:
     def _failure(self) -> str:
         self._process.kill()
         self._process.wait()
-        error = self._process.stderr.read().decode("utf-8", "replace").strip()
-        last = error.splitlines()[-1] if error else f"exit status {self._process.returncode}"
-        return f"hashing the release files failed: {last}"
+        return _failure_message(self._process.stderr.read(), self._process.returncode)
+
+
+def _failure_message(error: bytes, status: int) -> str:
+    text = error.decode("utf-8", "replace").strip()
+    last = text.splitlines()[-1] if text else f"exit status {status}"
+    return f"hashing the release files failed: {last}"
 
 
 class DigestFile:
