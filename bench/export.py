@@ -1,12 +1,14 @@
 """Release export throughput and memory (budgets: ≥ 50% of plain base64's speed; peak RSS at 50k
 items within 1.2× of that at 5k).
 
-Run: ``.venv/bin/python bench/export.py [--sizes 5000,50000]``. For each size, a fresh SQLite
-database gets N curated items, each with its own 256×256 JPEG (q90) stored as the app stores
-images. A fresh subprocess then (1) base64-encodes the same image bytes, file by file, into one
-output file — the baseline — and (2) builds a full release (NAME.tsv, NAME_local.tsv + images/,
-NAME.json with provenance, NAME_coco.json, manifest with md5/sha256, ReleaseItem rows), and
-reports its peak RSS (``ru_maxrss``).
+Run: ``.venv/bin/python bench/export.py [--sizes 5000,50000] [--rounds 3]``. For each size, a
+fresh SQLite database gets N curated items, each with its own 256×256 JPEG (q90) stored as the app
+stores images. A fresh subprocess (DEBUG off, as deployed) then alternates, `rounds` times, (1) the
+baseline: base64-encoding the same image bytes, file by file, into one output file, and (2) a full
+release build (NAME.tsv, NAME.json with provenance, NAME_coco.json, manifest with md5/sha256 of
+every file, ReleaseItem rows; below 1 GB no parts and no NAME_local.tsv, as VLMEvalKit). Every run
+starts after `sync` and writes new files, so none pays for another's write-back. It prints the
+median of each, their ratio, every round, and the process's peak RSS (``ru_maxrss``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ def _env(folder: Path) -> dict[str, str]:
         "MEDIA_ROOT": str(folder / "media"),
         "RELEASES_ROOT": str(folder / "releases"),
         "DJANGO_SETTINGS_MODULE": "clinreview.settings",
+        # As deployed: with DEBUG on, Django also records every query it runs.
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-only-not-a-secret",
     }
 
 
