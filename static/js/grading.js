@@ -64,4 +64,6 @@ if (form) {
     }),
   );
   showCursor();
+  // Keys pressed before this module ran are lost; tests (and styles) can wait for this mark.
+  form.dataset.keyboard = "ready";
 }

@@ -112,13 +112,15 @@ def test_baseline_runs_blind_grading_and_ratings(page, live_server, login, worke
     page.goto(f"{live_server.url}/grading/")
     assert "baseline-first" not in page.content()
     page.click("table.sessions a.button")
-    page.wait_for_selector("#grade-form")
+    page.wait_for_selector("#grade-form[data-keyboard=ready]")
     assert "baseline-" not in page.content()  # the runs' names never reach a grader
     for key in ("a", "2", "2", "1", "2", "0", "1", "1", "0"):
         page.keyboard.press(key)
     screenshot(page, "grading_item")
     page.keyboard.press("Enter")
     page.wait_for_selector("text=1 of 4 graded")
+    # The next item is a new page: its keys work once its script has run.
+    page.wait_for_selector("#grade-form[data-keyboard=ready]")
     page.keyboard.press("w")
     page.keyboard.press("Enter")
     page.wait_for_selector("text=2 of 4 graded")
