@@ -11,6 +11,8 @@ import pytest
 
 from annotations.services.imports import benchmark_import
 from annotations.services.releases import release_export, writer
+from annotations.services.releases.sources import Encoded
+from annotations.services.releases.tsv import TsvFile
 from annotations.services.releases.writer import Digester, DigestError, DigestFile
 from tests.core.test_import import ENDO_HEADER, endo_row
 from tests.formats.builders import b64, jpeg_bytes, write_tsv
@@ -112,3 +114,25 @@ def test_a_worker_that_dies_mid_export_is_reported_at_the_next_write(tmp_path, m
             out.write(b"x" * writer.BATCH)
     out.discard()
     digester.abort()
+
+
+def test_a_row_quotes_text_streams_images_and_refuses_a_nul(tmp_path):
+    digester = Digester()
+    tsv = TsvFile(tmp_path / "t.tsv", digester, ["index", "image", "question", "answer"])
+    tsv.write({"index": 1, "image": b"\xff\xd8", "question": 'a "b"', "answer": "A"})
+    tsv.write({"index": 2, "image": [b"\x01", Encoded(b"AQI=")], "question": "q", "answer": None})
+    tsv.write({"index": 3, "image": "1", "question": "reuse", "answer": "B"})
+    with pytest.raises(ValueError, match="NUL"):
+        tsv.write({"index": 4, "image": b"\x01", "question": "bad\x00", "answer": "A"})
+    with pytest.raises(ValueError, match="NUL"):
+        tsv.write({"index": 5, "image": "", "question": "bad\x00", "answer": "A"})
+    tsv.close()
+    digester.close()
+
+    assert tsv.rows == 3
+    assert (tmp_path / "t.tsv").read_text().splitlines() == [
+        '"index"\t"image"\t"question"\t"answer"',
+        '"1"\t"/9g="\t"a ""b"""\t"A"',
+        '"2"\t"[\'AQ==\', \'AQI=\']"\t"q"\t""',
+        '"3"\t"1"\t"reuse"\t"B"',
+    ]
