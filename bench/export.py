@@ -250,6 +250,8 @@ def main() -> None:
         "--rounds", type=int, default=3, help="baseline/export pairs per size (medians compared)"
     )
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     sizes = [int(size) for size in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="clinreview-export-db-") as scratch:
         template = Path(scratch)
