@@ -207,6 +207,8 @@ document.addEventListener("keydown", (event) => {
   else if (event.key === "-" || event.key === "_") zoomAll(0.8);
   else if (event.key === "0") zoomAll(0);
 });
+// Keys pressed before this module ran are lost; tests can wait for this mark after a page load.
+document.documentElement.dataset.reviewKeys = "ready";
 
 // --- zoom and pan -------------------------------------------------------------------------
 

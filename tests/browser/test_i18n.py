@@ -121,7 +121,7 @@ def test_a_clinician_works_in_chinese_and_finds_it_again_after_logging_in(
 
 def _reviews_with_the_keyboard_in_chinese(page, live_server, items):
     page.goto(f"{live_server.url}/review/")
-    page.wait_for_selector("[data-review-form]")
+    page.wait_for_selector("html[data-review-keys=ready] [data-review-form]")
     assert_in_chinese(page, REVIEW_LABELS)
     screenshot(page, "i18n_review_zh")
     page.keyboard.press("?")

@@ -29,7 +29,7 @@ def switch_to(page, login, username):
 def review_as(page, login, live_server, username):
     switch_to(page, login, username)
     page.goto(f"{live_server.url}/review/")
-    page.wait_for_selector("[data-review-form]")
+    page.wait_for_selector("html[data-review-keys=ready] [data-review-form]")
     # A marker that a full page load would wipe: htmx must swap the work area in place.
     page.evaluate("window.__samePage = true")
 

@@ -81,7 +81,7 @@ def test_a_curator_filters_the_suspects_opens_one_and_reviews_it(page, live_serv
     screenshot(page, "triage_filtered")
 
     suspect.locator("a.review-link").click()
-    page.wait_for_selector("[data-review-form]")
+    page.wait_for_selector("html[data-review-keys=ready] [data-review-form]")
     assert page.url.endswith(f"/review/items/{items[2].pk}/")
     page.keyboard.press("3")  # reject
     page.keyboard.press("1")  # wrong answer
