@@ -11,8 +11,7 @@ import pytest
 
 from annotations.services.imports import benchmark_import
 from annotations.services.releases import release_export, writer
-from annotations.services.releases.sources import Encoded
-from annotations.services.releases.tsv import TsvFile
+from annotations.services.releases.tsv import TsvFile, quoted
 from annotations.services.releases.writer import Digester, DigestError, DigestFile
 from tests.core.test_import import ENDO_HEADER, endo_row
 from tests.formats.builders import b64, jpeg_bytes, write_tsv
@@ -119,13 +118,19 @@ def test_a_worker_that_dies_mid_export_is_reported_at_the_next_write(tmp_path, m
 def test_a_row_quotes_text_streams_images_and_refuses_a_nul(tmp_path):
     digester = Digester()
     tsv = TsvFile(tmp_path / "t.tsv", digester, ["index", "image", "question", "answer"])
-    tsv.write({"index": 1, "image": b"\xff\xd8", "question": 'a "b"', "answer": "A"})
-    tsv.write({"index": 2, "image": [b"\x01", Encoded(b"AQI=")], "question": "q", "answer": None})
-    tsv.write({"index": 3, "image": "1", "question": "reuse", "answer": "B"})
+
+    def cells(**values):
+        return {column: quoted(value) for column, value in values.items()}
+
+    tsv.write(cells(index=1, question='a "b"', answer="A"), b"/9g=")
+    tsv.write(cells(index=2, question="q", answer=None), [b"AQ==", b"AQI="])
+    tsv.write(cells(index=3, question="reuse", answer="B"), "1")
     with pytest.raises(ValueError, match="NUL"):
-        tsv.write({"index": 4, "image": b"\x01", "question": "bad\x00", "answer": "A"})
+        tsv.write(cells(index=4, question="bad\x00", answer="A"), b"AQ==")
     with pytest.raises(ValueError, match="NUL"):
-        tsv.write({"index": 5, "image": "", "question": "bad\x00", "answer": "A"})
+        tsv.write(cells(index=5, question="bad\x00", answer="A"), "")
+    with pytest.raises(ValueError, match="NUL"):
+        tsv.write(cells(index=6, question="fine", answer="A"), "1\x00")
     tsv.close()
     digester.close()
 

@@ -34,11 +34,13 @@ from annotations.services.releases.tsv import (
     TextCells,
     TsvFile,
     local_path_cell,
+    quoted,
 )
 from annotations.services.releases.writer import Digester, DigestFile
 
 PART_BYTES = 1 << 30  # VLMEvalKit moves a TSV over 1 GB to its local layout; we split there too
 TEMP_MARK = ".partial-"
+_NO_IMAGES: list[ImageRef] = []
 
 
 @dataclass(frozen=True)
@@ -228,29 +230,27 @@ class _Export:
 
     def _walk(self, progress, on_chunk) -> Iterator[dict]:
         """Write every TSV row and yield the JSON items, a chunk of items at a time."""
+        withheld = self.options.withhold_split
         for chunk, chunk_ids in item_chunks(self.items, self.benchmark):
             images = chunk_images(chunk_ids)
             provenance = ChunkProvenance(chunk, chunk_ids)
-            written = []
+            self._count(chunk)
             for item in chunk:
-                refs = images.get(item.id, [])
-                withhold = bool(self.options.withhold_split) and (
-                    item.split == self.options.withhold_split
-                )
+                refs = images.get(item.id, _NO_IMAGES)
+                withhold = bool(withheld) and item.split == withheld
                 self._write_rows(item, refs, withhold)
-                written.append((item.id, item.version))
                 yield json_item(item, refs, provenance, withhold=withhold)
             if on_chunk:
-                on_chunk(written)
+                on_chunk([(item.id, item.version) for item in chunk])
             if progress:
                 progress(len(chunk))
 
     def _write_rows(self, item: ItemRow, refs: list[ImageRef], withhold: bool) -> None:
-        self._count(item)
         cells = self.text_cells(item)
+        # A withheld item's images are placed too: images/ holds every image of the release.
         names = [self.payloads.place(self.images_dir, ref) for ref in refs] if self.local else []
         if withhold:
-            self._write_answer(item, cells)
+            self._write_answer(item)
             self._write_tsv(self.test, item, refs, cells)
             return
         self._write_tsv(self.main, item, refs, cells)
@@ -260,13 +260,13 @@ class _Export:
                 self._next_part()  # only when a row follows: no empty last part
             self._write_tsv(self.parts[-1], item, refs, cells)
         if self.local is not None:
-            self.local.write({**cells, "image_path": local_path_cell(names) if names else ""})
+            cells["image_path"] = quoted(local_path_cell(names) if names else "")
+            self.local.write(cells)
 
     def _write_tsv(self, tsv: TsvFile, item: ItemRow, refs: list[ImageRef], cells: dict) -> None:
-        cells["image"] = tsv.image_cell(item.source_index, refs, self.payloads)
-        tsv.write(cells)
+        tsv.write(cells, tsv.image_cell(item.source_index, refs, self.payloads))
 
-    def _write_answer(self, item: ItemRow, cells: dict) -> None:
+    def _write_answer(self, item: ItemRow) -> None:
         answer = {
             "index": item.source_index,
             "answer": item.answer,
@@ -275,15 +275,18 @@ class _Export:
         first = self.test.rows == 0
         self.answers.write((("\n" if first else "\n,") + dumps_canonical(answer)).encode("utf-8"))
 
-    def _count(self, item: ItemRow) -> None:
+    def _count(self, chunk: list[ItemRow]) -> None:
         tally = self.tally
-        tally.total += 1
-        category, l2 = self.report.values(item) if self.report else (item.category, "")
-        tally.category[category] += 1
-        if l2:
-            tally.l2_category[l2] += 1
-        tally.split[item.split] += 1
-        tally.items_sha256.update(f"{item.source_index}:{item.version}\n".encode())
+        tally.total += len(chunk)
+        if self.report:
+            groups = [self.report.values(item) for item in chunk]
+            tally.category.update(category for category, _ in groups)
+            tally.l2_category.update(l2 for _, l2 in groups if l2)
+        else:
+            tally.category.update(item.category for item in chunk)
+        tally.split.update(item.split for item in chunk)
+        lines = "".join(f"{item.source_index}:{item.version}\n" for item in chunk)
+        tally.items_sha256.update(lines.encode())
 
 
 def _local_columns(columns: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from annotations.models import Adjudication, Box, BoxState, Case, ItemImage, ItemRevision, Review
 from annotations.services.box_export import case_boxes_for_export
 from annotations.services.pair_export import pair_json_fields
-from annotations.services.releases.rows import ItemRow
+from annotations.services.releases.rows import ItemRow, raw_rows, utc_date
 from annotations.services.releases.sources import ImageRef
 
 
@@ -100,13 +100,13 @@ def _revisions(ids: QuerySet) -> dict[int, list[dict]]:
         .order_by("item_id", "version")
         .values_list("item_id", "version", "replaced_version", "reason", "created_at")
     )
-    for item_id, version, replaced, reason, created in rows:
+    for item_id, version, replaced, reason, created in raw_rows(rows):
         found[item_id].append(
             {
                 "version": version,
                 "replaced_version": replaced,
                 "reason": reason,
-                "date": created.date().isoformat(),
+                "date": utc_date(created),
             }
         )
     return found
@@ -123,7 +123,7 @@ def _reviews(ids: QuerySet) -> dict[int, dict]:
         .order_by("item_id", "id")
         .values_list("item_id", "verdict", "reason", "answerable", "realism", "severity_judgement")
     )
-    for item_id, verdict, reason, answerable, realism, severity in rows:
+    for item_id, verdict, reason, answerable, realism, severity in raw_rows(rows):
         summary = found.setdefault(item_id, {**_empty_reviews(), "_pair": Counter()})
         summary["count"] += 1
         summary["verdicts"][verdict] = summary["verdicts"].get(verdict, 0) + 1
@@ -149,13 +149,13 @@ def _adjudications(ids: QuerySet) -> dict[int, dict]:
         .order_by("item_id", "created_at", "id")
         .values_list("item_id", "choice", "rejected", "item_version", "created_at")
     )
-    for item_id, choice, rejected, version, created in rows:
+    for item_id, choice, rejected, version, created in raw_rows(rows):
         # The latest decision is the one in force.
         found[item_id] = {
             "choice": choice,
-            "rejected": rejected,
+            "rejected": bool(rejected),  # SQLite gives 0/1
             "item_version": version,
-            "date": created.date().isoformat(),
+            "date": utc_date(created),
         }
     return found
 
@@ -182,7 +182,7 @@ def _boxes_2d(image_ids: QuerySet) -> list[tuple[int | None, int, dict]]:
                 "pixels": [x0, y0, x1, y1],
             },
         )
-        for owner, image_id, sha, label, state, x0, y0, x1, y1 in rows
+        for owner, image_id, sha, label, state, x0, y0, x1, y1 in raw_rows(rows)
     ]
 
 

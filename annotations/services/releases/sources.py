@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import base64
+import binascii
 import os
 import shutil
 from collections import OrderedDict
@@ -28,10 +28,6 @@ class ImageRef(NamedTuple):
     format: str
     sha256: str
     size: int
-
-
-class Encoded(bytes):
-    """Base64 text of an image, already encoded: written as it is."""
 
 
 class Payload(NamedTuple):
@@ -84,7 +80,7 @@ class Payloads:
         # The same image is often wanted twice in a row (NAME.tsv and its part): read and
         # encode it once.
         self._last: tuple[int, Payload] | None = None
-        self._last_b64: tuple[int, Encoded] | None = None
+        self._last_b64: tuple[int, bytes] | None = None
         self.files_written = 0
         self.bytes_written = 0
         self._root = _storage_root()
@@ -101,10 +97,11 @@ class Payloads:
         self._last = (ref.id, payload)
         return payload
 
-    def base64(self, ref: ImageRef) -> Encoded:
+    def base64(self, ref: ImageRef) -> bytes:
+        """The image's base64 text, as its TSV cell holds it."""
         if self._last_b64 is not None and self._last_b64[0] == ref.id:
             return self._last_b64[1]
-        encoded = Encoded(base64.b64encode(self.get(ref).data))
+        encoded = binascii.b2a_base64(self.get(ref).data, newline=False)
         self._last_b64 = (ref.id, encoded)
         return encoded
 

@@ -7,7 +7,6 @@ several files at once (NAME.tsv, its parts, NAME_local.tsv, NAME_test.tsv).
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 from pathlib import Path
@@ -16,7 +15,7 @@ from annotations.services.imports import COLUMN_FIELDS
 from annotations.services.pair_export import pair_tsv_fields
 from annotations.services.releases.rows import ItemRow
 from annotations.services.releases.selection import ReportColumns
-from annotations.services.releases.sources import Encoded, ImageRef, Payloads
+from annotations.services.releases.sources import ImageRef, Payloads
 from annotations.services.releases.writer import Digester, DigestFile
 
 # Columns that give the answer away: left out of a withheld test split.
@@ -24,22 +23,16 @@ ANSWER_COLUMNS = frozenset({"answer", "gt"})
 IMAGE_COLUMNS = ("image", "image_path")
 
 
-# Stands for an image cell's content while a row's text is joined: no text cell can hold it.
-_SLOT = "\x00"
 _NUL_ERROR = "a TSV cell cannot hold a NUL character"
 
 
 def quoted(value: object) -> str:
-    if value is None:
-        return '""'
-    text = value if isinstance(value, str) else str(value)
-    if _SLOT in text:
-        raise ValueError(_NUL_ERROR)
-    return '"' + text.replace('"', '""') + '"'
-
-
-def _base64(data: bytes) -> bytes:
-    return data if isinstance(data, Encoded) else base64.b64encode(data)
+    """A cell as VLMEvalKit's writer quotes it: always in double quotes, inner quotes doubled."""
+    if value.__class__ is not str:
+        if value is None:
+            return '""'
+        value = str(value)
+    return '"' + value.replace('"', '""') + '"'
 
 
 class TsvFile:
@@ -57,10 +50,15 @@ class TsvFile:
         self.rows = 0
         self._single: dict[int, int] = {}
         self._multi: dict[tuple[int, ...], int] = {}
+        # The text cells on either side of the image cell, worked out once per file.
+        at = self.columns.index("image") if "image" in self.columns else len(self.columns)
+        self._before = self.columns[:at]
+        self._after = self.columns[at + 1 :]
+        self._has_image = at < len(self.columns)
         self.out.write(("\t".join(quoted(c) for c in self.columns) + "\n").encode("utf-8"))
 
     def image_cell(self, index: int, refs: Sequence[ImageRef], payloads: Payloads):
-        """Base64 (Encoded), a list of them, a reuse reference (str) or '' for the `image` cell."""
+        """The `image` cell: base64 text (bytes), a list of them, a reuse reference (str) or ''."""
         if not refs:
             return ""
         if len(refs) == 1:
@@ -76,44 +74,39 @@ class TsvFile:
         self._multi[key] = index
         return [payloads.base64(ref) for ref in refs]
 
-    def write(self, values: dict) -> None:
-        """One row. Text cells are quoted and joined in one string; base64 cells are written
-        between its pieces as they are, never copied into it."""
-        cells: list[str] = []
-        images: list = []
-        for column in self.columns:
-            value = values.get(column)
-            if value.__class__ is str:
-                cells.append('"' + value.replace('"', '""') + '"')
-            elif isinstance(value, bytes):
-                cells.append(f'"{_SLOT}"')
-                images.append(value)
-            elif isinstance(value, list) and value and isinstance(value[0], bytes):
-                cells.append(f"\"['{_SLOT}']\"")
-                images.append(value)
-            else:
-                cells.append(quoted(value))
-        line = "\t".join(cells) + "\n"
+    def write(self, cells: dict[str, str], image: bytes | list[bytes] | str = "") -> None:
+        """One row: `cells` are the quoted text cells by column (`TextCells`), `image` the image
+        cell. Base64 is written between the row's text pieces as it is, never copied into them."""
+        before = "\t".join([cells[column] for column in self._before])
+        after = "\t".join([cells[column] for column in self._after])
+        if not self._has_image:
+            text = before + "\n"
+            if "\x00" in text:
+                raise ValueError(_NUL_ERROR)
+            self.out.write(text.encode("utf-8"))
+            self.rows += 1
+            return
+        head = before + "\t" if self._before else ""
+        tail = "\t" + after + "\n" if self._after else "\n"
+        if "\x00" in head or "\x00" in tail:
+            raise ValueError(_NUL_ERROR)
         write = self.out.write
-        if not images:
-            if _SLOT in line:
-                raise ValueError(_NUL_ERROR)
-            write(line.encode("utf-8"))
+        if image.__class__ is bytes:
+            write((head + '"').encode("utf-8"))
+            write(image)
+            write(('"' + tail).encode("utf-8"))
+        elif isinstance(image, list):
+            write((head + "\"['").encode("utf-8"))
+            for number, data in enumerate(image):
+                if number:
+                    write(b"', '")
+                write(data)
+            write(("']\"" + tail).encode("utf-8"))
         else:
-            # The slots mark where the images go; a NUL anywhere else came from a text cell.
-            texts = line.split(_SLOT)
-            if len(texts) != len(images) + 1:
+            text = quoted(image)
+            if "\x00" in text:
                 raise ValueError(_NUL_ERROR)
-            write(texts[0].encode("utf-8"))
-            for image, text in zip(images, texts[1:], strict=True):
-                if isinstance(image, list):
-                    for number, data in enumerate(image):
-                        if number:
-                            write(b"', '")
-                        write(_base64(data))
-                else:
-                    write(_base64(image))
-                write(text.encode("utf-8"))
+            write((head + text + tail).encode("utf-8"))
         self.rows += 1
 
     def close(self) -> None:
@@ -127,7 +120,7 @@ class TsvFile:
 
 
 class TextCells:
-    """Every non-image cell of an item's row, by column: `TextCells(columns, report)(item)`.
+    """Every non-image cell of an item's row, quoted, by column: `TextCells(columns, report)(item)`.
 
     Which field fills which column is worked out once per file, not once per row.
     """
@@ -139,16 +132,18 @@ class TextCells:
         self.pairs = "pair_id" in columns
         self.image_path = "image_path" in columns
 
-    def __call__(self, item: ItemRow) -> dict:
-        row = {column: get(item) for column, get in self.getters}
+    def __call__(self, item: ItemRow) -> dict[str, str]:
+        """The row's text cells, quoted once for every file the row goes to."""
+        row = {column: quoted(get(item)) for column, get in self.getters}
         if self.report is not None:
-            row["category"], l2 = self.report.values(item)
+            category, l2 = self.report.values(item)
+            row["category"] = quoted(category)
             if self.l2_category:
-                row["l2-category"] = l2
+                row["l2-category"] = quoted(l2)
             if self.pairs:
-                row.update(pair_tsv_fields(item))
+                row.update((c, quoted(v)) for c, v in pair_tsv_fields(item).items())
         if self.image_path:
-            row["image_path"] = item.extra.get("image_path", "")
+            row["image_path"] = quoted(item.extra.get("image_path", ""))
         return row
 
 
