@@ -9,6 +9,8 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
+import orjson
+
 _ENCODER_OPTIONS: dict[str, Any] = {
     "sort_keys": True,
     "ensure_ascii": False,
@@ -20,6 +22,26 @@ _ENCODER_OPTIONS: dict[str, Any] = {
 def dumps_canonical(value: Any) -> str:
     """One value as canonical JSON text (sorted keys, UTF-8 text, no spaces)."""
     return _ENCODER.encode(value)
+
+
+def dumps_canonical_bytes(value: Any) -> bytes:
+    """One value as canonical JSON in UTF-8, several times faster than `dumps_canonical`, for
+    the hundreds of thousands of items of a release's NAME.json.
+
+    The same text as `dumps_canonical(value).encode()` (sorted keys, no spaces, UTF-8, dates in
+    ISO) but for two things: small floats are written without an exponent (0.00001, not 1e-05;
+    the same number to every JSON reader), and NaN or Infinity become null instead of an error.
+    So a caller passes only values that cannot hold them, as the release export does: its floats
+    come from JSON columns, which both databases keep free of NaN, and from CT geometry, which it
+    checks once per case.
+    """
+    return orjson.dumps(value, default=_plain_value, option=_ORJSON_OPTIONS)
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """Parse JSON text, refusing NaN and Infinity (which `json.loads` accepts), as JSON itself
+    does; raises `ValueError` (orjson.JSONDecodeError) on anything that is not JSON."""
+    return orjson.loads(text)
 
 
 def write_items_json(
@@ -59,9 +81,14 @@ def _plain_value(value: Any) -> Any:
         return str(value)
     if isinstance(value, set | frozenset):
         return sorted(value)  # sets have no order; sorting keeps output byte-stable
+    if isinstance(value, float):
+        return float(value)  # a float subclass (numpy's float64), which `json` writes as a float
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 # One encoder for every call: a release encodes one value per item, and `json.dumps` with
 # options builds a new encoder each time. Encoders keep no state between calls.
 _ENCODER = json.JSONEncoder(default=_plain_value, **_ENCODER_OPTIONS)
+# Keys must be strings, as they are in every item: `json` would sort int keys as numbers, orjson
+# as text, so a non-string key is refused (TypeError) rather than written in another order.
+_ORJSON_OPTIONS = orjson.OPT_SORT_KEYS

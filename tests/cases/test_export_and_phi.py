@@ -20,6 +20,8 @@ from annotations.services.box_export import (
     coco_for_benchmark,
     localization_scores,
 )
+from annotations.services.errors import DomainError
+from annotations.services.releases.export import release_export
 from tests.cases.builders import PHI_STRINGS
 from tests.cases.conftest import media_files
 from tests.factories import PASSWORD
@@ -39,6 +41,19 @@ def test_release_boxes_carry_voxel_mm_and_geometry_per_phase(small_case):
     box_services.box_review(box=box, version=1, state="rejected", user=None)
     assert case_boxes_for_export(small_case)[1]["boxes"] == []
     assert case_boxes_for_export(Item(question="no case")) == []
+
+
+def test_a_release_refuses_ct_geometry_whose_millimetres_are_not_finite(small_case, tmp_path):
+    # 1e308 mm voxels are a finite number that JSON and PostgreSQL hold; the box's corners in mm
+    # are not (infinity), and NAME.json must not carry them as null.
+    volume = Box.objects.get(volume__case=small_case).volume
+    volume.spacing = [1e308, 1e308, 1e308]
+    volume.save(update_fields=["spacing"])
+    with pytest.raises(DomainError, match="GX-S-0001"):
+        release_export(
+            benchmark=small_case.benchmark, out_dir=tmp_path / "out" / "rel", include_all=True
+        )
+    assert list((tmp_path / "out").iterdir()) == []  # nothing published, no temporary folder
 
 
 def test_coco_holds_the_2d_boxes_of_the_benchmark(small_case, people):

@@ -3,12 +3,19 @@ from __future__ import annotations
 import datetime
 import io
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy
 import pytest
 
-from annotations.formats.jsonexport import write_items_json
+from annotations.formats.jsonexport import (
+    dumps_canonical,
+    dumps_canonical_bytes,
+    loads_strict,
+    write_items_json,
+)
 
 HEADER = {
     "name": "endobench-v1",
@@ -78,3 +85,25 @@ def test_it_refuses_nan_and_an_items_key_in_the_header():
         as_bytes({}, [{"score": float("nan")}])
     with pytest.raises(ValueError, match="items"):
         as_bytes({"items": 1}, [])
+
+
+def test_the_fast_encoder_writes_what_the_canonical_one_writes():
+    value = {
+        "b": [1, 2.5, -0.0, 1e16, 123456789.125, None, True, False],
+        "a": {"z": 'é 中文 \u2028 \x1f " \\ \n\t', "y": {3, 1, 2}},
+        "day": datetime.date(2026, 11, 30),
+        "when": datetime.datetime(2026, 11, 30, 8, 15, 0, 123456, tzinfo=datetime.UTC),
+        "id": uuid.UUID(int=5),
+        "spacing": [numpy.float64(0.75), numpy.float64(1.25)],
+        "": [],
+    }
+    assert dumps_canonical_bytes(value) == dumps_canonical(value).encode("utf-8")
+    # The one difference in text: a small float's exponent, the same number to every reader.
+    assert json.loads(dumps_canonical_bytes({"x": 1e-05})) == {"x": 1e-05}
+
+
+def test_strict_loading_refuses_what_json_itself_refuses():
+    assert loads_strict('{"score": 0.5, "tags": ["a"]}') == {"score": 0.5, "tags": ["a"]}
+    for text in ('{"score": NaN}', "[Infinity]", "[-Infinity]", "{'a': 1}", ""):
+        with pytest.raises(ValueError):
+            loads_strict(text)

@@ -6,6 +6,7 @@ import hashlib
 import json
 
 import pytest
+from django.db import DataError, IntegrityError, transaction
 from PIL import Image as PILImage
 
 from annotations.models import Item
@@ -233,3 +234,13 @@ def test_a_medqdeg_release_reports_by_modality_and_degradation_with_pair_keys(tm
     assert list(frame["pair_id"]) == ["medq:1", "medq:1"]
     assert items[1]["degradation"]["params"] == {"dose": 0.2}
     assert items[1]["degradation"]["seed"] == 7
+
+
+def test_no_item_can_hold_nan_in_its_json_so_no_release_writes_it_as_null(benchmark):
+    # NAME.json's encoder writes NaN as null; the JSON columns it reads can never hold one:
+    # SQLite's JSON_VALID check and PostgreSQL's jsonb both refuse Python's NaN token.
+    item = Item.objects.get(benchmark=benchmark, source_index=1)
+    for field in ("extra", "degradation_params"):
+        setattr(item, field, {"score": float("nan")})
+        with pytest.raises((IntegrityError, DataError)), transaction.atomic():
+            item.save(update_fields=[field])

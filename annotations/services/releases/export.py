@@ -14,7 +14,7 @@ from pathlib import Path
 from django.db.models import Sum
 from django.utils.translation import gettext
 
-from annotations.formats.jsonexport import dumps_canonical
+from annotations.formats.jsonexport import dumps_canonical, dumps_canonical_bytes
 from annotations.models import Benchmark, Image, ItemImage
 from annotations.services.errors import DomainError
 from annotations.services.releases.cocofile import write_release_coco
@@ -213,7 +213,7 @@ class _Export:
         }
         out.write((dumps_canonical(header)[:-1] + ',"items":[').encode("utf-8"))
         for number, item in enumerate(items):
-            out.write((("\n," if number else "\n") + dumps_canonical(item)).encode("utf-8"))
+            out.write((b"\n," if number else b"\n") + dumps_canonical_bytes(item))
         out.write(b"\n]}\n")
 
     def _close_answers(self) -> None:

@@ -12,9 +12,12 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext
 
+from annotations.formats.jsonexport import dumps_canonical
 from annotations.models import Adjudication, Box, BoxState, Case, ItemImage, ItemRevision, Review
 from annotations.services.box_export import case_boxes_for_export
+from annotations.services.errors import DomainError
 from annotations.services.pair_export import pair_json_fields
 from annotations.services.releases.rows import ItemRow, raw_rows, utc_date
 from annotations.services.releases.sources import ImageRef
@@ -189,4 +192,19 @@ def _boxes_2d(image_ids: QuerySet) -> list[tuple[int | None, int, dict]]:
 def _case_boxes(case_ids: set[int]) -> dict[int, list[dict]]:
     """Per Gastric-X case of the chunk: each phase's geometry and its 3D boxes (voxel and mm),
     as `box_export.case_boxes_for_export` gives them (two queries per case)."""
-    return {case_id: case_boxes_for_export(Case(pk=case_id)) for case_id in sorted(case_ids)}
+    found = {}
+    for case_id in sorted(case_ids):
+        found[case_id] = blocks = case_boxes_for_export(Case(pk=case_id))
+        try:
+            # NAME.json's fast encoder would write NaN as null: refuse it here, once per case.
+            dumps_canonical(blocks)
+        except ValueError:
+            code = Case.objects.filter(pk=case_id).values_list("case_id", flat=True).first()
+            raise DomainError(
+                gettext(
+                    "The CT geometry or boxes of case %(case)s hold a number that is not finite; "
+                    "correct the case and build the release again."
+                )
+                % {"case": code}
+            ) from None
+    return found

@@ -7,7 +7,6 @@ writes and answers like an Item where the release's helpers (and `pair_export`) 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -15,6 +14,7 @@ from typing import NamedTuple
 from django.db.models import QuerySet
 from django.db.models.sql.constants import MULTI
 
+from annotations.formats.jsonexport import loads_strict
 from annotations.models import TAXONOMY_FIELDS, Benchmark, Item, ItemImage
 from annotations.services.releases.sources import ImageRef
 
@@ -40,7 +40,7 @@ _FIELDS = (
 )
 
 
-# Where the JSON columns sit in a row of _FIELDS (decoded here, not by Django's converters).
+# The JSON columns, by position in a row of _FIELDS: decoded here, not by Django's converters.
 _JSON_POSITIONS = tuple(_FIELDS.index(name) for name in ("options", "extra", "degradation_params"))
 
 
@@ -68,8 +68,11 @@ def utc_date(value) -> str:
     return value.date().isoformat()
 
 
-def _json_cell(text):
-    return None if text is None else json.loads(text)
+def _decode_json_cells(cells: list) -> None:
+    """Decode the row's JSON cells in place (both backends refuse NaN in them, see the tests)."""
+    for position in _JSON_POSITIONS:
+        if cells[position] is not None:
+            cells[position] = loads_strict(cells[position])
 
 
 class _Twin(NamedTuple):
@@ -128,8 +131,7 @@ def item_chunks(
         chunk = []
         for row in raw_rows(page.values_list(*columns)[:CHUNK]):
             cells = list(row)
-            for position in _JSON_POSITIONS:
-                cells[position] = _json_cell(cells[position])
+            _decode_json_cells(cells)
             chunk.append(ItemRow(*cells, benchmark))
         if not chunk:
             return
