@@ -122,7 +122,9 @@ class Item(models.Model):
 
     @property
     def answer_text(self) -> str:
-        position = LETTERS.find(self.answer)
+        """The text of the answer's option; '' without a single-letter answer (`str.find('')` is
+        0, which would name option A for an item that has no answer)."""
+        position = LETTERS.find(self.answer) if len(self.answer) == 1 else -1
         return self.options[position] if 0 <= position < len(self.options) else ""
 
     def content(self) -> dict:

@@ -244,3 +244,15 @@ def test_no_item_can_hold_nan_in_its_json_so_no_release_writes_it_as_null(benchm
         setattr(item, field, {"score": float("nan")})
         with pytest.raises((IntegrityError, DataError)), transaction.atomic():
             item.save(update_fields=[field])
+
+
+def test_an_item_without_an_answer_gets_no_answer_text(benchmark, tmp_path):
+    # Before the fix, str.find('') == 0 named option A as the answer of an unanswered item.
+    Item.objects.filter(benchmark=benchmark, source_index=2).update(answer="")
+    folder = export(benchmark, tmp_path / "r").folder
+    frame = read_tsv(folder / "EndoRelease.tsv").set_index("index")
+    assert frame["gt"].isna()[2] and frame["answer"].isna()[2]  # empty cells
+    assert frame.loc[1, "gt"] == Item.objects.get(benchmark=benchmark, source_index=1).answer_text
+    items = {i["index"]: i for i in json.loads((folder / "EndoRelease.json").read_text())["items"]}
+    assert items[2]["answer"] == "" and items[2]["answer_text"] == ""
+    assert items[1]["answer_text"] == frame.loc[1, "gt"] != ""
