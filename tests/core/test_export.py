@@ -145,27 +145,23 @@ def test_the_manifest_records_the_digests_and_a_rebuild_is_byte_identical(tmp_pa
     assert first.manifest["files"]["bench.tsv"]["sha256"] == hashlib.sha256(tsv_bytes).hexdigest()
 
 
-def test_a_failed_export_leaves_no_release_and_no_partial_file(tmp_path, monkeypatch):
+def test_a_failed_export_leaves_no_release_and_no_partial_file(tmp_path, settings):
     rows = [ENDO_HEADER, endo_row(1, b64(jpeg_bytes("red"))), endo_row(2, b64(jpeg_bytes("blue")))]
     benchmark = benchmark_import(
         path=write_tsv(tmp_path / "s.tsv", rows), family="endobench", name="bench"
     )
-    calls = {"n": 0}
-    from annotations.services.releases import sources as releases
-
-    real = releases._read_file
-
-    def failing_read(path, size):
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise OSError("disk went away")
-        return real(path, size)
-
-    monkeypatch.setattr(releases, "_read_file", failing_read)
+    # The second image is gone from storage (a broken disk): whichever process reads it, the
+    # exporter or the digest worker writing its cell, the export fails.
+    second = Item.objects.get(benchmark=benchmark, source_index=2).item_images.get().image
+    stored = Path(settings.MEDIA_ROOT) / second.file.name
+    kept = stored.read_bytes()
+    stored.unlink()
     out = tmp_path / "exports" / "release"
-    with pytest.raises(OSError, match="disk went away"):
-        release_export(benchmark=benchmark, out_dir=out, include_all=True)
-    assert calls["n"] == 2
+    try:
+        with pytest.raises(OSError, match="No such file"):
+            release_export(benchmark=benchmark, out_dir=out, include_all=True)
+    finally:
+        stored.write_bytes(kept)  # stored images are shared by the other tests
     assert not out.exists()
     assert list((tmp_path / "exports").iterdir()) == []  # no temporary folder left behind either
 

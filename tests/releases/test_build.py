@@ -147,3 +147,21 @@ def test_the_command_keeps_the_plain_snapshot_export(benchmark, tmp_path):
     assert not Release.objects.exists()
     with pytest.raises(CommandError, match="--out is required"):
         call_command("export_release", "endo", verbosity=0)
+
+
+def test_a_damaged_image_file_fails_the_build_with_its_sizes_and_publishes_nothing(
+    benchmark, people, settings
+):
+    release = new_release(benchmark, people)
+    stored = Path(settings.MEDIA_ROOT) / Image.objects.order_by("id").first().file.name
+    kept = stored.read_bytes()
+    stored.write_bytes(kept[:10])  # cut short: no longer the file its hash names
+    try:
+        release_build_task(release.pk)
+    finally:
+        stored.write_bytes(kept)  # stored images are shared by the other tests
+
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.FAILED
+    assert f"{stored.name} holds 10 bytes, not the {len(kept)}" in release.error
+    assert not Path(release.path).exists()

@@ -14,8 +14,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ITEMS = 1500
-BLOCKED_AT = 1200  # this item's image file becomes a FIFO: the export waits on it mid-way
+ITEMS = 3000
+# This item's image file becomes a FIFO: whichever process reads it (the exporter, or the digest
+# worker writing that image cell) waits on it mid-way. If it is the worker, the exporter goes on
+# alone, and 1,800 rows are far more than it writes before the kill.
+BLOCKED_AT = 1200
 
 
 def run(folder: Path, *args: str, **kwargs):
@@ -30,7 +33,7 @@ def run(folder: Path, *args: str, **kwargs):
 
 
 def wait_for_reader(fifo: Path, process: subprocess.Popen) -> int:
-    """Block until the exporter has opened the FIFO for reading; return our write end."""
+    """Block until the export has opened the FIFO for reading; return our write end."""
     while True:
         try:
             return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import random
@@ -11,6 +12,7 @@ import pytest
 
 from annotations.services.imports import benchmark_import
 from annotations.services.releases import release_export, writer
+from annotations.services.releases.sources import ImageRef, Payloads
 from annotations.services.releases.tsv import TsvFile, quoted
 from annotations.services.releases.writer import Digester, DigestError, DigestFile
 from tests.core.test_import import ENDO_HEADER, endo_row
@@ -58,8 +60,10 @@ def test_a_short_write_is_continued_where_it_stopped():
 
 
 def test_short_writes_still_give_the_whole_file(tmp_path, monkeypatch):
-    real = os.writev
-    monkeypatch.setattr(writer.os, "writev", lambda fd, pieces: real(fd, [pieces[0][:5]]))
+    real = os.pwritev
+    monkeypatch.setattr(
+        writer.os, "pwritev", lambda fd, pieces, offset: real(fd, [pieces[0][:5]], offset)
+    )
     digester = Digester()
     out = DigestFile(tmp_path / "f.tsv", digester)
     data = [b"0123456789" * 50, b"x" * 7, b"tail"]
@@ -69,6 +73,52 @@ def test_short_writes_still_give_the_whole_file(tmp_path, monkeypatch):
     digester.close()
     assert (tmp_path / "f.tsv").read_bytes() == b"".join(data)
     assert out.digests() == expected(b"".join(data))
+
+
+def test_the_worker_writes_image_cells_into_the_gaps_left_for_them(tmp_path):
+    rng = random.Random(8)
+    images = []
+    for number, size in enumerate([1, 2, 3, 4, 5, 60_000, 300_000, 1_500_000]):
+        path = tmp_path / f"image{number}.jpg"
+        path.write_bytes(rng.randbytes(size))
+        images.append(path)
+    digester = Digester()
+    out = DigestFile(tmp_path / "f.tsv", digester)
+    expected_bytes = b""
+    for number, path in enumerate(images * 3):  # several batches; gaps at a batch's edge
+        text = f'"{number}"\t"'.encode()
+        out.write(text)
+        expected_bytes += text
+        data = path.read_bytes()
+        if number % 3:  # some cells written by the exporter, the others left to the worker
+            out.fill_image(str(path), len(data))
+        else:
+            out.write(base64.b64encode(data))
+        expected_bytes += base64.b64encode(data)
+        if number % 4:  # sometimes two cells in a row
+            out.write(b'"\n')
+            expected_bytes += b'"\n'
+    out.fill_image(str(images[5]), images[5].stat().st_size)  # a gap at the very end
+    expected_bytes += base64.b64encode(images[5].read_bytes())
+    out.close()
+    digester.close()
+
+    assert digester.handed_over == 17
+    assert (tmp_path / "f.tsv").read_bytes() == expected_bytes
+    assert out.digests() == expected(expected_bytes)
+    assert out.size == len(expected_bytes)
+
+
+def test_the_worker_refuses_an_image_whose_size_is_not_the_recorded_one(tmp_path):
+    image = tmp_path / "image.jpg"
+    image.write_bytes(b"\xff\xd8 damaged")
+    digester = Digester()
+    out = DigestFile(tmp_path / "f.tsv", digester)
+    out.fill_image(str(image), 400)
+    out.close()
+    with pytest.raises(DigestError, match=r"image.jpg holds 10 bytes, not the 400"):
+        digester.close()
+    digester.abort()
 
 
 @pytest.mark.django_db
@@ -141,3 +191,39 @@ def test_a_row_quotes_text_streams_images_and_refuses_a_nul(tmp_path):
         '"2"\t"[\'AQ==\', \'AQI=\']"\t"q"\t""',
         '"3"\t"1"\t"reuse"\t"B"',
     ]
+
+
+def test_rows_are_the_same_bytes_whoever_writes_their_images(tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    rng = random.Random(3)
+    refs = []
+    for number in range(40):
+        data = rng.randbytes(rng.randrange(1, 90_000))
+        name = f"images/{number:02d}.jpg"
+        (tmp_path / "media" / "images").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "media" / name).write_bytes(data)
+        refs.append(ImageRef(number, name, "JPEG", f"{number:064x}", len(data)))
+    digester = Digester()
+    files = [
+        TsvFile(tmp_path / f"{who}.tsv", digester, ["index", "image", "question"], hand_over=who)
+        for who in (True, False)
+    ]
+    payloads = Payloads()
+    for tsv in files:
+        for number, ref in enumerate(refs):
+            cells = {"index": quoted(number), "question": quoted(f"q{number}")}
+            group = refs[number : number + 3] if number % 5 == 0 else [ref]
+            tsv.write(cells, tsv.image_cell(number, group), payloads)
+        tsv.write({"index": quoted(99), "question": quoted("reuse")}, tsv.image_cell(99, [refs[1]]))
+        tsv.close()
+    digester.close()
+
+    handed, kept = ((tmp_path / f"{who}.tsv").read_bytes() for who in (True, False))
+    assert 0 < digester.handed_over < 2 * len(refs)  # the worker wrote some of the first file's
+    assert handed == kept
+    assert files[0].digests() == expected(handed)
+    rows = kept.decode().splitlines()
+    first = base64.b64encode((tmp_path / "media" / refs[1].file).read_bytes()).decode()
+    assert rows[2] == f'"1"\t"{first}"\t"q1"'  # row 1: its own image, in full
+    assert rows[-1] == '"99"\t"1"\t"reuse"'
+    assert rows[1].startswith('"0"\t"[\'') and rows[1].count("', '") == 2  # a list cell

@@ -54,22 +54,23 @@ def _storage_root() -> str | None:
 
 
 def _read_file(path: str, size: int) -> bytes:
-    """A file's bytes, read with one system call when `size` (the recorded size) is right.
+    """A stored file's bytes, which must be `size` (its recorded size), read with one system
+    call: a release reads every image once, so the file object and buffer that `open()` builds
+    per call cost as much as the read itself.
 
-    A release reads every image once, so the file object and buffer that `open()` builds per
-    call cost as much as the read itself; a wrong size only costs more reads.
+    A stored image never changes (it is named by its hash), so another size means the file was
+    damaged; the digest worker, which writes some of the images, refuses it the same way.
     """
     fd = os.open(path, os.O_RDONLY)
     try:
         data = os.read(fd, size + 1)
-        if len(data) <= size:
-            return data  # a regular file reads short only at its end
-        rest = [data]
-        while block := os.read(fd, 1 << 20):
-            rest.append(block)
-        return b"".join(rest)
+        while len(data) < size and (block := os.read(fd, size + 1 - len(data))):
+            data += block
     finally:
         os.close(fd)
+    if len(data) != size:
+        raise OSError(f"{path} holds {len(data)} bytes, not the {size} its record says")
+    return data
 
 
 class Payloads:
@@ -89,6 +90,14 @@ class Payloads:
         if self._root is None:
             return image_bytes(ref.file)
         return _read_file(os.path.join(self._root, ref.file), ref.size)
+
+    def stored_path(self, ref: ImageRef) -> str | None:
+        """The image's file, when the release writes it byte for byte from local storage (so
+        the digest worker may write its cell); else None."""
+        if self._root is None or ref.format not in PASS_THROUGH or not ref.size:
+            return None
+        path = os.path.join(self._root, ref.file)
+        return None if "\n" in path else path
 
     def get(self, ref: ImageRef) -> Payload:
         if self._last is not None and self._last[0] == ref.id:

@@ -43,10 +43,13 @@ class TsvFile:
     tuple of image ids -> first index (one per CT case or pair, not per item).
     """
 
-    def __init__(self, path: Path, digester: Digester, columns: Sequence[str]) -> None:
+    def __init__(
+        self, path: Path, digester: Digester, columns: Sequence[str], *, hand_over: bool = True
+    ) -> None:
         self.path = Path(path)
         self.columns = list(columns)
         self.out = DigestFile(self.path, digester)
+        self.hand_over = hand_over  # may the digest worker write this file's images?
         self.rows = 0
         self._single: dict[int, int] = {}
         self._multi: dict[tuple[int, ...], int] = {}
@@ -57,8 +60,9 @@ class TsvFile:
         self._has_image = at < len(self.columns)
         self.out.write(("\t".join(quoted(c) for c in self.columns) + "\n").encode("utf-8"))
 
-    def image_cell(self, index: int, refs: Sequence[ImageRef], payloads: Payloads):
-        """The `image` cell: base64 text (bytes), a list of them, a reuse reference (str) or ''."""
+    def image_cell(self, index: int, refs: Sequence[ImageRef]) -> ImageRef | list[ImageRef] | str:
+        """The `image` cell: the image (its base64 is written by `write`), a list of them, a
+        reuse reference (str) or ''."""
         if not refs:
             return ""
         if len(refs) == 1:
@@ -66,17 +70,19 @@ class TsvFile:
             if known is not None:
                 return str(known)
             self._single[refs[0].id] = index
-            return payloads.base64(refs[0])
+            return refs[0]
         key = tuple(ref.id for ref in refs)
         known = self._multi.get(key)
         if known is not None:
             return str(known)
         self._multi[key] = index
-        return [payloads.base64(ref) for ref in refs]
+        return list(refs)
 
-    def write(self, cells: dict[str, str], image: bytes | list[bytes] | str = "") -> None:
+    def write(self, cells: dict[str, str], image=None, payloads: Payloads | None = None) -> None:
         """One row: `cells` are the quoted text cells by column (`TextCells`), `image` the image
-        cell. Base64 is written between the row's text pieces as it is, never copied into them."""
+        cell: a reuse reference or '' (str), an image (`ImageRef`, or its base64 as bytes) or a
+        list of images. Base64 goes between the row's text pieces as it is, never copied into
+        them; the digest worker writes it when it has room (`DigestFile.fill_image`)."""
         before = "\t".join([cells[column] for column in self._before])
         after = "\t".join([cells[column] for column in self._after])
         if not self._has_image:
@@ -91,23 +97,33 @@ class TsvFile:
         if "\x00" in head or "\x00" in tail:
             raise ValueError(_NUL_ERROR)
         write = self.out.write
-        if image.__class__ is bytes:
-            write((head + '"').encode("utf-8"))
-            write(image)
-            write(('"' + tail).encode("utf-8"))
-        elif isinstance(image, list):
-            write((head + "\"['").encode("utf-8"))
-            for number, data in enumerate(image):
-                if number:
-                    write(b"', '")
-                write(data)
-            write(("']\"" + tail).encode("utf-8"))
-        else:
+        if image is None or image.__class__ is str:
             text = quoted(image)
             if "\x00" in text:
                 raise ValueError(_NUL_ERROR)
             write((head + text + tail).encode("utf-8"))
+        elif isinstance(image, list):
+            write((head + "\"['").encode("utf-8"))
+            for number, element in enumerate(image):
+                if number:
+                    write(b"', '")
+                self._image(element, payloads)
+            write(("']\"" + tail).encode("utf-8"))
+        else:
+            write((head + '"').encode("utf-8"))
+            self._image(image, payloads)
+            write(('"' + tail).encode("utf-8"))
         self.rows += 1
+
+    def _image(self, image: ImageRef | bytes, payloads: Payloads | None) -> None:
+        if image.__class__ is bytes:
+            self.out.write(image)
+            return
+        path = payloads.stored_path(image) if self.hand_over else None
+        if path is not None and self.out.worker_has_room():
+            self.out.fill_image(path, image.size)
+        else:
+            self.out.write(payloads.base64(image))
 
     def close(self) -> None:
         self.out.close()

@@ -7,6 +7,13 @@ at each file read and write, which costs more than the hashing itself. So the ex
 only writes (one `writev` per MiB of pieces, never copied into one buffer) and tells
 `digest_worker.py`, a small standard-library process, how far each file has grown; that process
 reads the new bytes back from the page cache and hashes them on the other core.
+
+Hashing leaves that core idle part of the time, so the worker also writes image cells: the
+exporter leaves a gap of the cell's exact length (base64 of a file of known size), tells the
+worker which file goes there, and goes on with the next row; the worker reads the image, encodes
+it into the gap, then hashes past it (its commands run in order, and the gap's `fill` comes before
+the `grow` that covers it). The exporter hands over a cell only while the worker has fewer than
+`FILL_AHEAD` of them still to do, so each process encodes as much as its core has room for.
 """
 
 from __future__ import annotations
@@ -21,24 +28,45 @@ from pathlib import Path
 WORKER = Path(__file__).with_name("digest_worker.py")
 BATCH = 1 << 20
 IOV_MAX = 1024  # pieces per writev; Linux's limit
+# Image cells the worker may have queued: enough to keep it busy between two batches, few enough
+# that the exporter encodes the rest itself when hashing keeps the worker busy.
+FILL_AHEAD = 64
 
 
-class DigestError(RuntimeError):
-    """The hashing process failed or went away: the release cannot be trusted."""
+def base64_length(size: int) -> int:
+    """Length of the base64 text (no newline) of `size` bytes."""
+    return 4 * ((size + 2) // 3)
+
+
+class DigestError(OSError):
+    """The worker failed or went away (it could not read an image, write a cell or hash a file):
+    the release files cannot be trusted."""
 
 
 class Digester:
-    """The hashing process of one export: every file of the export is announced to it."""
+    """The digest worker of one export: every file of the export is announced to it."""
 
     def __init__(self) -> None:
+        # The worker writes one byte to `acks` per image cell it has filled.
+        self._acks, acks_out = os.pipe()
+        os.set_blocking(self._acks, False)
         # -I -S: nothing from the environment or site-packages, the worker needs only hashlib.
-        self._process = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(WORKER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(WORKER), str(acks_out)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(acks_out,),
+            )
+        except BaseException:
+            os.close(self._acks)
+            raise
+        finally:
+            os.close(acks_out)
         self._files = 0
+        self._fills = 0  # image cells handed to the worker
+        self._filled = 0  # ... and acknowledged as written
         self.digests: dict[int, dict] | None = None
 
     def _send(self, line: str, *, flush: bool = False) -> None:
@@ -65,12 +93,34 @@ class Digester:
     def close_file(self, number: int) -> None:
         self._send(f"close {number}\n")
 
+    @property
+    def handed_over(self) -> int:
+        """Image cells the worker has been given to write."""
+        return self._fills
+
+    def has_room(self) -> bool:
+        """Whether the worker can take another image cell now (see FILL_AHEAD)."""
+        if self._fills - self._filled >= FILL_AHEAD:
+            try:
+                self._filled += len(os.read(self._acks, 1 << 16))
+            except BlockingIOError:
+                return False
+        return self._fills - self._filled < FILL_AHEAD
+
+    def fill(self, number: int, offset: int, size: int, path: str) -> None:
+        """Have the worker write the base64 of `path` (`size` bytes) at `offset` of file
+        `number`; sent at once, so that the worker encodes while we build the next rows, and
+        before the `grow` that covers it."""
+        self._fills += 1
+        self._send(f"fill {number} {offset} {size} {path}\n", flush=True)
+
     def close(self) -> None:
         """Wait for every file's digests (idempotent)."""
         if self.digests is not None:
             return
         # communicate() closes the pipes; a worker that died early is seen by its exit status.
         out, error = self._process.communicate(b"end\n")
+        self._close_acks()
         if self._process.returncode:
             raise DigestError(_failure_message(error, self._process.returncode))
         self.digests = {int(number): found for number, found in json.loads(out).items()}
@@ -83,6 +133,12 @@ class Digester:
         for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
             with contextlib.suppress(OSError):
                 stream.close()
+        self._close_acks()
+
+    def _close_acks(self) -> None:
+        if self._acks is not None:
+            os.close(self._acks)
+            self._acks = None
 
     def _failure(self) -> str:
         self._process.kill()
@@ -93,12 +149,12 @@ class Digester:
 def _failure_message(error: bytes, status: int) -> str:
     text = error.decode("utf-8", "replace").strip()
     last = text.splitlines()[-1] if text else f"exit status {status}"
-    return f"hashing the release files failed: {last}"
+    return f"writing and hashing the release files failed: {last}"
 
 
 class DigestFile:
     """A binary output file (`write(bytes)`, `mode`) whose md5, sha256 and size are known once
-    the digester is closed."""
+    the digester is closed. `fill_image` leaves a gap that the worker fills with an image."""
 
     mode = "wb"
 
@@ -107,32 +163,56 @@ class DigestFile:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         self._digester = digester
         self._number = digester.open(self.path)
+        # Pending pieces in runs of consecutive bytes: (file offset, pieces); a gap ends a run.
+        self._runs: list[tuple[int, list[bytes]]] = []
         self._pieces: list[bytes] = []
+        self._start = 0  # offset of the run being built
+        self._end = 0  # offset after everything written or left as a gap so far
         self._pending = 0
-        self._written = 0
+        self._count = 0
+        self._flushed = 0  # everything before this offset is on disk (or being filled)
         self.closed = False
 
     @property
     def size(self) -> int:
-        """Bytes written so far (on disk or still pending)."""
-        return self._written + self._pending
+        """Bytes written so far (on disk, pending, or left for the worker to fill)."""
+        return self._end
 
     def write(self, data: bytes) -> int:
         self._pieces.append(data)
+        self._end += len(data)
         self._pending += len(data)
-        if self._pending >= BATCH or len(self._pieces) >= IOV_MAX:
+        self._count += 1
+        if self._pending >= BATCH or self._count >= IOV_MAX:
             self._flush()
         return len(data)
 
+    def worker_has_room(self) -> bool:
+        return self._digester.has_room()
+
+    def fill_image(self, path: str, size: int) -> None:
+        """Leave room for the base64 of the `size`-byte file at `path`, written by the worker."""
+        if self._pieces:
+            self._runs.append((self._start, self._pieces))
+            self._pieces = []
+        length = base64_length(size)
+        self._digester.fill(self._number, self._end, size, path)
+        self._end += length
+        self._start = self._end
+
     def _flush(self) -> None:
-        if not self._pieces:
-            return
-        pieces, self._pieces, self._pending = self._pieces, [], 0
-        while pieces:
-            done = os.writev(self._fd, pieces)
-            self._written += done
-            pieces = _after(pieces, done)
-        self._digester.grow(self._number, self._written)
+        if self._pieces:
+            self._runs.append((self._start, self._pieces))
+        runs, self._runs, self._pieces = self._runs, [], []
+        self._start, self._pending, self._count = self._end, 0, 0
+        for offset, pieces in runs:
+            while pieces:
+                done = os.pwritev(self._fd, pieces, offset)
+                offset += done
+                pieces = _after(pieces, done)
+        if self._end > self._flushed:
+            self._flushed = self._end
+            self._digester.grow(self._number, self._end)
 
     def close(self) -> None:
         if self.closed:
@@ -153,10 +233,8 @@ class DigestFile:
     def digests(self) -> dict[str, object]:
         """md5, sha256 and bytes; call after the digester's close()."""
         found = self._digester.digests[self._number]
-        if found["bytes"] != self._written:
-            raise DigestError(
-                f"{self.path.name}: {found['bytes']} bytes hashed, not {self._written}"
-            )
+        if found["bytes"] != self._end:
+            raise DigestError(f"{self.path.name}: {found['bytes']} bytes hashed, not {self._end}")
         return found
 
 
