@@ -6,6 +6,8 @@ import base64
 import hashlib
 import os
 import random
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -227,3 +229,23 @@ def test_rows_are_the_same_bytes_whoever_writes_their_images(tmp_path, settings)
     assert rows[2] == f'"1"\t"{first}"\t"q1"'  # row 1: its own image, in full
     assert rows[-1] == '"99"\t"1"\t"reuse"'
     assert rows[1].startswith('"0"\t"[\'') and rows[1].count("', '") == 2  # a list cell
+
+
+def test_the_worker_places_each_image_once_linked_or_copied_across_file_systems(tmp_path):
+    source = tmp_path / "stored.jpg"
+    source.write_bytes(b"\xff\xd8 frame")
+    same_disk = tmp_path / "images"
+    same_disk.mkdir()
+    other_disk = Path(tempfile.mkdtemp(dir="/dev/shm"))  # tmpfs: a hard link cannot cross
+    try:
+        digester = Digester()
+        for folder in (same_disk, other_disk, same_disk):  # the third is a repeat: skipped
+            digester.link(str(source), str(folder / "abc.jpg"), source.stat().st_size)
+        digester.close()
+        assert digester.links == {"files": 2, "bytes": 2 * source.stat().st_size}
+        assert (same_disk / "abc.jpg").stat().st_ino == source.stat().st_ino  # a hard link
+        copied = other_disk / "abc.jpg"
+        assert copied.read_bytes() == source.read_bytes()
+        assert copied.stat().st_ino != source.stat().st_ino
+    finally:
+        shutil.rmtree(other_disk)

@@ -10,8 +10,12 @@ project. It reads commands, one per line, on stdin:
                                  to ACK_FD
     grow N SIZE                  file N now holds SIZE bytes on disk: hash up to there
     close N                      file N is complete
-    end                          print {"N": {"bytes", "md5", "sha256"}, ...} as JSON on stdout
-                                 and exit
+    link SIZE LEN SOURCE TARGET  hard-link the stored image SOURCE (LEN bytes of its path, then
+                                 the target path; SIZE bytes of image) as TARGET in the release's
+                                 images/ folder, or copy it across file systems; a TARGET that
+                                 exists was placed for an earlier row
+    end                          print {"files": {"N": {"bytes", "md5", "sha256"}, ...},
+                                 "links": {"files", "bytes"}} as JSON on stdout and exit
 
 It reads what the exporting process has already written, straight from the page cache. Hashing
 in a second process rather than a thread keeps md5 and sha256 off the exporter's GIL, which it
@@ -26,6 +30,7 @@ import binascii
 import hashlib
 import json
 import os
+import shutil
 import sys
 
 BLOCK = 1 << 20
@@ -33,7 +38,8 @@ BLOCK = 1 << 20
 
 # One buffer for every read: a fresh 1 MiB object per read would be fresh memory each time,
 # and in a virtual machine its page faults cost more than the read.
-_BUFFER = memoryview(bytearray(BLOCK))
+# Made in `main`, so that importing this module (for `place_image`) allocates nothing.
+_BUFFER = memoryview(b"")
 
 
 class _File:
@@ -87,27 +93,57 @@ def _read_exactly(path: str, size: int) -> bytes:
     return data
 
 
+def _path(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")  # as the exporter encoded it
+
+
+def place_image(source: str, target: str) -> bool:
+    """Link (or copy) a stored image into a release's images/; False when the target was
+    already placed (for an earlier row). Also used by `sources.Payloads.place`."""
+    # Stored images are content-addressed and never rewritten, so a hard link is as good as a
+    # copy and costs no disk; across file systems (or where links are refused) we copy.
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        return False
+    except OSError:
+        try:
+            with open(source, "rb") as src, open(target, "xb") as out:
+                shutil.copyfileobj(src, out)
+        except FileExistsError:
+            return False
+    return True
+
+
 def main(ack: int) -> int:
+    global _BUFFER
+    _BUFFER = memoryview(bytearray(BLOCK))
     files: dict[str, _File] = {}
     done: dict[str, dict] = {}
+    links = {"files": 0, "bytes": 0}
     for line in sys.stdin.buffer:
         command, _, rest = line.rstrip(b"\n").partition(b" ")
         if command == b"fill":
             number, offset, size, path = rest.split(b" ", 3)
-            name = path.decode("utf-8", "surrogateescape")
-            files[number.decode()].fill(int(offset), int(size), name)
+            files[number.decode()].fill(int(offset), int(size), _path(path))
             os.write(ack, b".")
         elif command == b"grow":
             number, size = rest.split(b" ")
             files[number.decode()].grow(int(size))
         elif command == b"open":
             number, path = rest.split(b" ", 1)
-            files[number.decode()] = _File(path.decode("utf-8", "surrogateescape"))
+            files[number.decode()] = _File(_path(path))
         elif command == b"close":
             number = rest.decode()
             done[number] = files.pop(number).digests()
+        elif command == b"link":
+            size, length, paths = rest.split(b" ", 2)
+            source, target = paths[: int(length)], paths[int(length) :]
+            if place_image(_path(source), _path(target)):
+                links["files"] += 1
+                links["bytes"] += int(size)
         elif command == b"end":
-            json.dump(done, sys.stdout)
+            json.dump({"files": done, "links": links}, sys.stdout)
             sys.stdout.flush()
             return 0
         else:

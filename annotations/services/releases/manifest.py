@@ -34,8 +34,8 @@ def _layout(export: _Export) -> dict:
             "tsv": f"{name}_local.tsv",
             "images": "images/",
             "image_path_relative_to": "images/",
-            "image_files": export.payloads.files_written,
-            "image_bytes": export.payloads.bytes_written,
+            "image_files": export.payloads.files_written + export.digester.links["files"],
+            "image_bytes": export.payloads.bytes_written + export.digester.links["bytes"],
         }
     if export.parts:
         layout["parts"] = [

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import binascii
 import os
-import shutil
 from collections import OrderedDict
 from typing import NamedTuple
 
 from django.core.files.storage import FileSystemStorage, default_storage
 
 from annotations.imaging.images import encode_for_vlmeval
+from annotations.services.releases.digest_worker import place_image
 
 # Formats VLMEvalKit and browsers read as they are: written byte for byte, never re-encoded.
 PASS_THROUGH = frozenset({"JPEG", "PNG", "MPO"})
@@ -84,6 +84,7 @@ class Payloads:
         self._last_b64: tuple[int, bytes] | None = None
         self.files_written = 0
         self.bytes_written = 0
+        self.linker = None  # see `place`
         self._root = _storage_root()
 
     def _bytes(self, ref: ImageRef) -> bytes:
@@ -134,34 +135,30 @@ class Payloads:
         return f"{ref.sha256}.{EXTENSIONS.get(ref.format, 'png')}"
 
     def place(self, folder: str, ref: ImageRef) -> str:
-        """Put the image into `folder` once (named by its sha256) and return its name."""
+        """Put the image into `folder` once (named by its sha256) and return its name.
+
+        With a `linker` (the digest worker's `link`), stored files are linked by the worker, on
+        its core, and counted there; converted images are always written here.
+        """
         name = self.name(ref)
         target = os.path.join(folder, name)
         local = self._root is not None and ref.format in PASS_THROUGH
         source = os.path.join(self._root, ref.file) if local else None
-        try:
-            if source is not None:
-                _link_or_copy(source, target)
-                size = ref.size
-            else:
-                data = self.get(ref).data
+        if source is not None and self.linker is not None:
+            self.linker(source, target, ref.size)
+            return name
+        if source is not None:
+            if not place_image(source, target):
+                return name  # placed for an earlier row: one file per image
+            size = ref.size
+        else:
+            data = self.get(ref).data
+            try:
                 with open(target, "xb") as out:
                     out.write(data)
-                size = len(data)
-        except FileExistsError:
-            return name  # placed for an earlier row: one file per image
+            except FileExistsError:
+                return name
+            size = len(data)
         self.files_written += 1
         self.bytes_written += size
         return name
-
-
-def _link_or_copy(source: str, target: str) -> None:
-    # Stored images are content-addressed and never rewritten, so a hard link is as good as a copy
-    # and costs no disk; across file systems we copy.
-    try:
-        os.link(source, target)
-    except FileExistsError:
-        raise
-    except OSError:
-        with open(source, "rb") as src, open(target, "xb") as out:
-            shutil.copyfileobj(src, out)

@@ -14,6 +14,7 @@ worker which file goes there, and goes on with the next row; the worker reads th
 it into the gap, then hashes past it (its commands run in order, and the gap's `fill` comes before
 the `grow` that covers it). The exporter hands over a cell only while the worker has fewer than
 `FILL_AHEAD` of them still to do, so each process encodes as much as its core has room for.
+The worker also places the local layout's images (a hard link each, `link`).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class Digester:
         self._fills = 0  # image cells handed to the worker
         self._filled = 0  # ... and acknowledged as written
         self.digests: dict[int, dict] | None = None
+        self.links: dict[str, int] | None = None  # images the worker placed: files, bytes
 
     def _send(self, line: str, *, flush: bool = False) -> None:
         try:
@@ -114,6 +116,15 @@ class Digester:
         self._fills += 1
         self._send(f"fill {number} {offset} {size} {path}\n", flush=True)
 
+    def link(self, source: str, target: str, size: int) -> None:
+        """Have the worker place the stored image `source` (`size` bytes) as `target` in the
+        release's images/ folder: a hard link, or a copy across file systems; once per target."""
+        if "\n" in source or "\n" in target:
+            raise ValueError("an image path cannot hold a line break")
+        # The source's length in bytes tells the worker where the target starts.
+        length = len(source.encode("utf-8", "surrogateescape"))
+        self._send(f"link {size} {length} {source}{target}\n")
+
     def close(self) -> None:
         """Wait for every file's digests (idempotent)."""
         if self.digests is not None:
@@ -123,7 +134,9 @@ class Digester:
         self._close_acks()
         if self._process.returncode:
             raise DigestError(_failure_message(error, self._process.returncode))
-        self.digests = {int(number): found for number, found in json.loads(out).items()}
+        found = json.loads(out)
+        self.digests = {int(number): digests for number, digests in found["files"].items()}
+        self.links = found["links"]
 
     def abort(self) -> None:
         """Stop the worker without waiting for digests (the export failed)."""
