@@ -12,6 +12,8 @@ from PIL import Image as PILImage
 from annotations.models import Item
 from annotations.services.errors import DomainError
 from annotations.services.releases import ExportOptions, release_export
+from annotations.services.releases.rows import shared_image_ids
+from annotations.services.releases.selection import release_items
 from tests.factories import make_personas
 from tests.releases.helpers import decodes, edit, endo_benchmark, read_tsv, resolved_images
 
@@ -256,3 +258,12 @@ def test_an_item_without_an_answer_gets_no_answer_text(benchmark, tmp_path):
     items = {i["index"]: i for i in json.loads((folder / "EndoRelease.json").read_text())["items"]}
     assert items[2]["answer"] == "" and items[2]["answer_text"] == ""
     assert items[1]["answer_text"] == frame.loc[1, "gt"] != ""
+
+
+def test_only_images_several_items_show_are_remembered_for_reuse(benchmark):
+    frame = Item.objects.get(benchmark=benchmark, source_index=1).item_images.get().image_id
+    assert Item.objects.get(benchmark=benchmark, source_index=2).item_images.get().image_id == frame
+    curated = release_items(benchmark, include_all=False)
+    assert shared_image_ids(curated) == {frame}
+    # Item 3's two images are shown by item 3 only; a list cell is remembered by its tuple.
+    assert shared_image_ids(curated.filter(source_index__gte=3)) == set()

@@ -20,7 +20,12 @@ from annotations.services.errors import DomainError
 from annotations.services.releases.cocofile import write_release_coco
 from annotations.services.releases.manifest import SCHEMA_VERSION, write_manifest
 from annotations.services.releases.provenance import ChunkProvenance, json_item
-from annotations.services.releases.rows import ItemRow, chunk_images, item_chunks
+from annotations.services.releases.rows import (
+    ItemRow,
+    chunk_images,
+    item_chunks,
+    shared_image_ids,
+)
 from annotations.services.releases.selection import (
     REPORT_COLUMNS,
     check_release_name,
@@ -146,6 +151,7 @@ class _Export:
         self.report = REPORT_COLUMNS[benchmark.family] if options.report_columns else None
         self.text_cells = TextCells(self.columns, self.report)
         self.payloads = Payloads()
+        self.shared_images = shared_image_ids(self.items)
         self.tally = _Tally()
         self.digester: Digester | None = None
         self.outputs: list = []
@@ -187,6 +193,7 @@ class _Export:
             self.digester,
             columns,
             hand_over=not self.split_parts,
+            shared=self.shared_images,
         )
         self.outputs.append(tsv)
         return tsv

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.db.models.sql.constants import MULTI
 
 from annotations.formats.jsonexport import loads_strict
@@ -139,6 +139,19 @@ def item_chunks(
         bounds["source_index__lte"] = chunk[-1].source_index
         yield chunk, items.filter(**bounds).values("id")
         last = chunk[-1].source_index
+
+
+def shared_image_ids(items: QuerySet[Item]) -> set[int]:
+    """The images that more than one of the items shows (one query): only those can be written
+    once and reused by index, so only those need remembering while a TSV is written."""
+    rows = (
+        ItemImage.objects.filter(item__in=items)
+        .values("image_id")
+        .annotate(uses=Count("item_id"))
+        .filter(uses__gt=1)
+        .values_list("image_id", flat=True)
+    )
+    return set(rows)
 
 
 def chunk_images(chunk_ids: QuerySet[Item]) -> dict[int, list[ImageRef]]:

@@ -39,17 +39,26 @@ class TsvFile:
     """One TSV being written, with its own image-reuse table.
 
     A reuse cell must point at a row of the same file, so every file (and every part) keeps its
-    own table: image id -> index of the first row holding it (ints only), and for list cells the
-    tuple of image ids -> first index (one per CT case or pair, not per item).
+    own table: image id -> index of the first row holding it, for the images several items show
+    (`shared`, None for every image), and for list cells the tuple of image ids -> first index
+    (one per CT case or pair, not per item). So memory grows with the shared images, not with
+    the release.
     """
 
     def __init__(
-        self, path: Path, digester: Digester, columns: Sequence[str], *, hand_over: bool = True
+        self,
+        path: Path,
+        digester: Digester,
+        columns: Sequence[str],
+        *,
+        hand_over: bool = True,
+        shared: set[int] | None = None,
     ) -> None:
         self.path = Path(path)
         self.columns = list(columns)
         self.out = DigestFile(self.path, digester)
         self.hand_over = hand_over  # may the digest worker write this file's images?
+        self._shared = shared
         self.rows = 0
         self._single: dict[int, int] = {}
         self._multi: dict[tuple[int, ...], int] = {}
@@ -66,11 +75,14 @@ class TsvFile:
         if not refs:
             return ""
         if len(refs) == 1:
-            known = self._single.get(refs[0].id)
+            image = refs[0]
+            if self._shared is not None and image.id not in self._shared:
+                return image  # shown by this item only: never reused
+            known = self._single.get(image.id)
             if known is not None:
                 return str(known)
-            self._single[refs[0].id] = index
-            return refs[0]
+            self._single[image.id] = index
+            return image
         key = tuple(ref.id for ref in refs)
         known = self._multi.get(key)
         if known is not None:
