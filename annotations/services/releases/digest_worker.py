@@ -54,7 +54,7 @@ class _File:
         self.writer: int | None = None  # opened at the first image cell to fill
 
     def fill(self, offset: int, size: int, source: str) -> None:
-        data = _read_exactly(source, size)
+        data = read_stored_image(source, size)
         encoded = memoryview(binascii.b2a_base64(data, newline=False))
         if self.writer is None:
             self.writer = os.open(self.path, os.O_WRONLY)
@@ -79,8 +79,15 @@ class _File:
         return {"bytes": self.size, "md5": self.md5.hexdigest(), "sha256": self.sha256.hexdigest()}
 
 
-def _read_exactly(path: str, size: int) -> bytes:
-    """The file's bytes, which must be `size`: the exporter left a gap of that length."""
+def read_stored_image(path: str, size: int) -> bytes:
+    """A stored image's bytes, which must be `size` (its recorded size); also used by
+    `sources.Payloads`, so that both processes read and refuse an image the same way.
+
+    One system call per image: a release reads every image once, so the file object and buffer
+    that `open()` builds per call cost as much as the read itself. A stored image never changes
+    (it is named by its hash), so another size means the file was damaged; and the exporter
+    left a gap of exactly the recorded size's base64 for it.
+    """
     fd = os.open(path, os.O_RDONLY)
     try:
         data = os.read(fd, size + 1)

@@ -10,7 +10,7 @@ from typing import NamedTuple
 from django.core.files.storage import FileSystemStorage, default_storage
 
 from annotations.imaging.images import encode_for_vlmeval
-from annotations.services.releases.digest_worker import place_image
+from annotations.services.releases.digest_worker import place_image, read_stored_image
 
 # Formats VLMEvalKit and browsers read as they are: written byte for byte, never re-encoded.
 PASS_THROUGH = frozenset({"JPEG", "PNG", "MPO"})
@@ -53,26 +53,6 @@ def _storage_root() -> str | None:
     return None
 
 
-def _read_file(path: str, size: int) -> bytes:
-    """A stored file's bytes, which must be `size` (its recorded size), read with one system
-    call: a release reads every image once, so the file object and buffer that `open()` builds
-    per call cost as much as the read itself.
-
-    A stored image never changes (it is named by its hash), so another size means the file was
-    damaged; the digest worker, which writes some of the images, refuses it the same way.
-    """
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        data = os.read(fd, size + 1)
-        while len(data) < size and (block := os.read(fd, size + 1 - len(data))):
-            data += block
-    finally:
-        os.close(fd)
-    if len(data) != size:
-        raise OSError(f"{path} holds {len(data)} bytes, not the {size} its record says")
-    return data
-
-
 class Payloads:
     """Image bytes as written into a release, and the images/ folder of its local layout."""
 
@@ -90,7 +70,7 @@ class Payloads:
     def _bytes(self, ref: ImageRef) -> bytes:
         if self._root is None:
             return image_bytes(ref.file)
-        return _read_file(os.path.join(self._root, ref.file), ref.size)
+        return read_stored_image(os.path.join(self._root, ref.file), ref.size)
 
     def stored_path(self, ref: ImageRef) -> str | None:
         """The image's file, when the release writes it byte for byte from local storage (so
