@@ -15,7 +15,14 @@ from annotations.services.releases import ExportOptions, release_export
 from annotations.services.releases.rows import shared_image_ids
 from annotations.services.releases.selection import release_items
 from tests.factories import make_personas
-from tests.releases.helpers import decodes, edit, endo_benchmark, read_tsv, resolved_images
+from tests.releases.helpers import (
+    ENDO_COLUMNS,
+    decodes,
+    edit,
+    endo_benchmark,
+    read_tsv,
+    resolved_images,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -184,6 +191,48 @@ def test_a_large_release_is_also_split_into_self_contained_parts(benchmark, tmp_
         rows += list(frame["index"])
         assert all(decodes(data) for datas in images.values() for data in datas)
     assert rows == [1, 2, 3, 4]
+
+
+def test_parts_hold_the_same_rows_as_the_whole_tsv_with_images_repeated_across_parts(tmp_path):
+    """Most part rows are NAME.tsv's rows byte for byte (the worker copies them); a row whose
+    image was first shown in an earlier part holds the image itself, so each part stands alone."""
+    from tests.factories import jpeg_bytes, make_benchmark, make_item
+
+    benchmark = make_benchmark("parts", family="endobench", columns=ENDO_COLUMNS)
+    frames = [jpeg_bytes(color=(20 * n, 90, 60), size=(48, 40)) for n in range(8)]
+    for index in range(1, 17):  # neighbours share a frame; the last item shows the first one's
+        frame = frames[0] if index == 16 else frames[(index - 1) // 2]
+        make_item(benchmark, index=index, image=frame, status="agreed")
+    result = export(benchmark, tmp_path / "r", part_bytes=3000)
+
+    folder = tmp_path / "r"
+    main_lines = (folder / "EndoRelease.tsv").read_text().splitlines()
+    by_index = {line.split("\t", 1)[0]: line for line in main_lines[1:]}
+    main_images = resolved_images(read_tsv(folder / "EndoRelease.tsv"))
+    parts = result.manifest["layout"]["parts"]
+    assert len(parts) >= 3
+    same = changed = 0
+    indexes = []
+    for part in parts:
+        path = folder / part["tsv"]
+        assert (
+            hashlib.md5(path.read_bytes()).hexdigest()
+            == result.manifest["files"][part["tsv"]]["md5"]
+        )
+        lines = path.read_text().splitlines()
+        assert lines[0] == main_lines[0]
+        for line in lines[1:]:
+            index = line.split("\t", 1)[0]
+            indexes.append(int(index.strip('"')))
+            if line == by_index[index]:
+                same += 1
+            else:  # NAME.tsv points at a row of an earlier part: here the image is written
+                changed += 1
+                assert len(line) > len(by_index[index])
+        images = resolved_images(read_tsv(path))
+        assert images == {index: main_images[index] for index in images}
+    assert indexes == list(range(1, 17))
+    assert same > 0 and changed > 0
 
 
 def test_filters_keep_only_the_chosen_split_and_category(benchmark, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import os
 import random
@@ -249,3 +250,138 @@ def test_the_worker_places_each_image_once_linked_or_copied_across_file_systems(
         assert copied.stat().st_ino != source.stat().st_ino
     finally:
         shutil.rmtree(other_disk)
+
+
+def test_a_file_mirrors_ranges_of_another_copied_by_the_worker(tmp_path):
+    """A part's rows that NAME.tsv holds as they are: copied by the worker once NAME.tsv is on
+    disk past them, in pieces as it grows, between bytes the part writes itself."""
+    rng = random.Random(11)
+    image = tmp_path / "image.jpg"
+    image.write_bytes(rng.randbytes(200_000))
+    digester = Digester()
+    source = DigestFile(tmp_path / "main.tsv", digester)
+    parts = [DigestFile(tmp_path / f"part{n}.tsv", digester) for n in (1, 2)]
+    expected_parts = [b"header 1\n", b"header 2\n"]
+    for part, header in zip(parts, expected_parts, strict=True):
+        part.write(header)
+    rows = []
+    for number in range(120):  # about 12 MB: the source flushes many times
+        start = source.size
+        row = rng.randbytes(rng.randrange(1, 120_000))
+        source.write(row)
+        if number % 7 == 3:  # a cell the worker writes into the source: copied after it
+            source.fill_image(str(image), 200_000)
+            row += base64.b64encode(image.read_bytes())
+        rows.append((start, source.size, row))
+    for number, (start, end, row) in enumerate(rows):
+        target = number * 2 // len(rows)
+        if number % 10 == 9:  # a row the part writes itself, between mirrored ones
+            parts[target].write(b"own " + row)
+            expected_parts[target] += b"own " + row
+        else:  # consecutive rows: one copy of many rows
+            parts[target].mirror(source, start, end - start)
+            expected_parts[target] += row
+    parts[1].close()  # before its source: closing it puts the source on disk first
+    source.close()
+    parts[0].close()
+    digester.close()
+
+    main_bytes = b"".join(row for _, _, row in rows)
+    assert (tmp_path / "main.tsv").read_bytes() == main_bytes
+    assert source.digests() == expected(main_bytes)
+    for number, part in enumerate(parts):
+        assert (tmp_path / f"part{number + 1}.tsv").read_bytes() == expected_parts[number]
+        assert part.digests() == expected(expected_parts[number])
+        assert part.size == len(expected_parts[number])
+
+
+def test_the_worker_copies_through_its_buffer_where_copy_file_range_is_refused(
+    tmp_path, monkeypatch
+):
+    from annotations.services.releases import digest_worker
+
+    data = random.Random(2).randbytes(3 * digest_worker.BLOCK + 5)
+    (tmp_path / "source").write_bytes(data)
+    (tmp_path / "target").write_bytes(b"-" * 10)
+    monkeypatch.setattr(digest_worker, "_BUFFER", memoryview(bytearray(digest_worker.BLOCK)))
+
+    def refused(*args):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(digest_worker.os, "copy_file_range", refused)
+    source, target = (digest_worker._File(str(tmp_path / name)) for name in ("source", "target"))
+    try:
+        target.copy(4, source, 7, len(data) - 7)
+        assert (tmp_path / "target").read_bytes() == b"----" + data[7:]
+        with pytest.raises(OSError, match="ends before byte"):
+            target.copy(0, source, len(data) - 2, 10)
+    finally:
+        source.digests()
+        target.digests()
+
+
+@pytest.mark.parametrize("then", ["source goes on", "source flushed on", "source closed first"])
+def test_a_file_that_is_the_start_of_another_takes_its_digests_without_hashing_again(
+    tmp_path, monkeypatch, then
+):
+    prefixes = []
+    real_prefix = Digester.prefix
+    monkeypatch.setattr(
+        Digester, "prefix", lambda self, *args: prefixes.append(args) or real_prefix(self, *args)
+    )
+    rng = random.Random(4)
+    digester = Digester()
+    source = DigestFile(tmp_path / "main.tsv", digester)
+    part = DigestFile(tmp_path / "part1.tsv", digester)
+    for _ in range(30):  # several flushes of the source while the part follows it
+        start = source.size
+        source.write(rng.randbytes(rng.randrange(1, 200_000)))
+        part.mirror(source, start, source.size - start)
+    head = source.size
+    if then == "source goes on":  # the part ends where the source stands: the usual case
+        part.close()
+        source.write(b"more rows")
+    elif then == "source flushed on":  # hashed past the part's end: the part hashes itself
+        source.write(rng.randbytes(3 << 20))
+        part.close()
+    else:
+        source.close()
+        part.close()
+    source.close()
+    digester.close()
+
+    data = (tmp_path / "main.tsv").read_bytes()
+    assert (tmp_path / "part1.tsv").read_bytes() == data[:head]
+    assert part.digests() == expected(data[:head])
+    assert source.digests() == expected(data)
+    assert len(prefixes) == (then == "source goes on")
+
+
+def test_a_file_with_bytes_of_its_own_is_hashed_as_written(tmp_path):
+    digester = Digester()
+    source = DigestFile(tmp_path / "main.tsv", digester)
+    source.write(b"header\nrow 1\n")
+    part = DigestFile(tmp_path / "part.tsv", digester)
+    part.mirror(source, 0, 7)
+    part.write(b"row 1 written here\n")
+    part.mirror(source, 7, 6)
+    part.close()
+    source.close()
+    digester.close()
+    assert part.digests() == expected(b"header\nrow 1 written here\nrow 1\n")
+
+
+def test_the_worker_refuses_a_prefix_where_the_source_does_not_stand(tmp_path, monkeypatch):
+    from annotations.services.releases import digest_worker
+
+    monkeypatch.setattr(digest_worker, "_BUFFER", memoryview(bytearray(digest_worker.BLOCK)))
+    (tmp_path / "main").write_bytes(b"abc")
+    (tmp_path / "part").write_bytes(b"ab")
+    source, part = (digest_worker._File(str(tmp_path / n)) for n in ("main", "part"))
+    try:
+        source.grow(3)
+        with pytest.raises(OSError, match="cannot take the digests"):
+            part.take_prefix(source, 2)
+    finally:
+        source.digests()
+        part.digests()

@@ -8,7 +8,11 @@ project. It reads commands, one per line, on stdin:
     fill N OFFSET SIZE PATH      write the base64 of file PATH, which must hold SIZE bytes, at
                                  OFFSET of file N (a gap the exporter left), then write one byte
                                  to ACK_FD
+    copy N OFFSET M FROM SIZE    copy SIZE bytes at FROM of file M (on disk) to OFFSET of file N
+                                 (a gap the exporter left), inside the kernel where it can
     grow N SIZE                  file N now holds SIZE bytes on disk: hash up to there
+    prefix N M SIZE              file N is file M's first SIZE bytes, where M's hashing stands:
+                                 N's digests are M's at that point (N is not read)
     close N                      file N is complete
     link SIZE LEN SOURCE TARGET  hard-link the stored image SOURCE (LEN bytes of its path, then
                                  the target path; SIZE bytes of image) as TARGET in the release's
@@ -27,6 +31,7 @@ run in order, so a gap is filled before the `grow` that hashes it. On end of inp
 from __future__ import annotations
 
 import binascii
+import errno
 import hashlib
 import json
 import os
@@ -34,6 +39,8 @@ import shutil
 import sys
 
 BLOCK = 1 << 20
+# copy_file_range refused: across file systems (older kernels), or not supported there.
+_NO_COPY_RANGE = frozenset({errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP})
 
 
 # One buffer for every read: a fresh 1 MiB object per read would be fresh memory each time,
@@ -53,14 +60,37 @@ class _File:
         self.size = 0
         self.writer: int | None = None  # opened at the first image cell to fill
 
+    def _writer(self) -> int:
+        if self.writer is None:
+            self.writer = os.open(self.path, os.O_WRONLY)
+        return self.writer
+
     def fill(self, offset: int, size: int, source: str) -> None:
         data = read_stored_image(source, size)
         encoded = memoryview(binascii.b2a_base64(data, newline=False))
-        if self.writer is None:
-            self.writer = os.open(self.path, os.O_WRONLY)
+        writer = self._writer()
         while encoded:
-            done = os.pwrite(self.writer, encoded, offset)
+            done = os.pwrite(writer, encoded, offset)
             encoded, offset = encoded[done:], offset + done
+
+    def copy(self, offset: int, source: _File, source_offset: int, size: int) -> None:
+        # copy_file_range copies page to page in the kernel: no trip through this process.
+        # Where the file system refuses it, read and write through our buffer instead.
+        writer, reader = self._writer(), source.handle.fileno()
+        end = source_offset + size
+        while source_offset < end:
+            count = min(BLOCK, end - source_offset)
+            try:
+                done = os.copy_file_range(reader, writer, count, source_offset, offset)
+            except OSError as error:
+                if error.errno not in _NO_COPY_RANGE:
+                    raise
+                done = os.preadv(reader, [_BUFFER[:count]], source_offset)
+                if done:
+                    done = os.pwrite(writer, _BUFFER[:done], offset)
+            if not done:
+                raise OSError(f"{source.path} ends before byte {end} that was to be copied")
+            source_offset, offset = source_offset + done, offset + done
 
     def grow(self, size: int) -> None:
         while self.size < size:
@@ -71,6 +101,13 @@ class _File:
             self.md5.update(block)
             self.sha256.update(block)
             self.size += count
+
+    def take_prefix(self, source: _File, size: int) -> None:
+        if source.size != size or self.size:
+            raise OSError(f"{self.path} cannot take the digests of {source.path} at byte {size}")
+        self.md5, self.sha256 = source.md5.copy(), source.sha256.copy()
+        self.size = size
+        self.handle.seek(size)
 
     def digests(self) -> dict[str, object]:
         self.handle.close()
@@ -134,6 +171,14 @@ def main(ack: int) -> int:
             number, offset, size, path = rest.split(b" ", 3)
             files[number.decode()].fill(int(offset), int(size), _path(path))
             os.write(ack, b".")
+        elif command == b"copy":
+            number, offset, source, source_offset, size = rest.split(b" ")
+            files[number.decode()].copy(
+                int(offset), files[source.decode()], int(source_offset), int(size)
+            )
+        elif command == b"prefix":
+            number, source, size = rest.split(b" ")
+            files[number.decode()].take_prefix(files[source.decode()], int(size))
         elif command == b"grow":
             number, size = rest.split(b" ")
             files[number.decode()].grow(int(size))

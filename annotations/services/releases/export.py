@@ -40,6 +40,7 @@ from annotations.services.releases.tsv import (
     TsvFile,
     local_path_cell,
     quoted,
+    same_cell,
 )
 from annotations.services.releases.writer import Digester, DigestFile
 
@@ -185,15 +186,13 @@ class _Export:
 
     # -- files ---------------------------------------------------------------------------------
 
-    def _tsv(self, suffix: str, columns: list[str]) -> TsvFile:
-        # A release split into parts writes each image twice (NAME.tsv, then its part): we
-        # encode it once for both, which beats the worker encoding it for each.
+    def _tsv(self, suffix: str, columns: list[str], header_from: TsvFile | None = None) -> TsvFile:
         tsv = TsvFile(
             self.folder / f"{self.name}{suffix}.tsv",
             self.digester,
             columns,
-            hand_over=not self.split_parts,
             shared=self.shared_images,
+            header_from=header_from,
         )
         self.outputs.append(tsv)
         return tsv
@@ -215,7 +214,11 @@ class _Export:
             self._next_part()
 
     def _next_part(self) -> None:
-        self.parts.append(self._tsv(f"_part{len(self.parts) + 1}", self.columns))
+        if self.parts:
+            # Finished: closed before NAME.tsv goes on, so that the first part, NAME.tsv's
+            # first bytes, takes NAME.tsv's digests where it ends.
+            self.parts[-1].close()
+        self.parts.append(self._tsv(f"_part{len(self.parts) + 1}", self.columns, self.main))
 
     def _write_json(self, items: Iterator[dict]) -> None:
         out = DigestFile(self.folder / f"{self.name}.json", self.digester)
@@ -269,12 +272,20 @@ class _Export:
             self._write_answer(item)
             self._write_tsv(self.test, item, refs, cells)
             return
-        self._write_tsv(self.main, item, refs, cells)
-        if self.parts:
+        part = self.parts[-1] if self.parts else None
+        if part is not None and part.rows and part.out.size >= (self.options.part_bytes or 0):
+            self._next_part()  # only when a row follows: no empty last part
             part = self.parts[-1]
-            if part.rows and part.out.size >= (self.options.part_bytes or 0):
-                self._next_part()  # only when a row follows: no empty last part
-            self._write_tsv(self.parts[-1], item, refs, cells)
+        start = self.main.out.size
+        image = self.main.image_cell(item.source_index, refs)
+        self.main.write(cells, image, self.payloads)
+        if part is not None:
+            part_image = part.image_cell(item.source_index, refs)
+            if same_cell(image, part_image):
+                # The same bytes as the row just written: copied by the worker, not rewritten.
+                part.mirror(self.main, start, self.main.out.size)
+            else:
+                part.write(cells, part_image, self.payloads)
         if self.local is not None:
             cells["image_path"] = quoted(local_path_cell(names) if names else "")
             self.local.write(cells)

@@ -66,18 +66,22 @@ class Payloads:
         self.bytes_written = 0
         self.linker = None  # see `place`
         self._root = _storage_root()
+        # The storage folder with its separator: stored paths are joined once per image per
+        # file, so a plain concatenation rather than os.path.join (same result for its
+        # relative names).
+        self._prefix = os.path.join(self._root, "") if self._root is not None else None
 
     def _bytes(self, ref: ImageRef) -> bytes:
         if self._root is None:
             return image_bytes(ref.file)
-        return read_stored_image(os.path.join(self._root, ref.file), ref.size)
+        return read_stored_image(self._prefix + ref.file, ref.size)
 
     def stored_path(self, ref: ImageRef) -> str | None:
         """The image's file, when the release writes it byte for byte from local storage (so
         the digest worker may write its cell); else None."""
         if self._root is None or ref.format not in PASS_THROUGH or not ref.size:
             return None
-        path = os.path.join(self._root, ref.file)
+        path = self._prefix + ref.file
         return None if "\n" in path else path
 
     def get(self, ref: ImageRef) -> Payload:
@@ -123,7 +127,7 @@ class Payloads:
         name = self.name(ref)
         target = os.path.join(folder, name)
         local = self._root is not None and ref.format in PASS_THROUGH
-        source = os.path.join(self._root, ref.file) if local else None
+        source = self._prefix + ref.file if local else None
         if source is not None and self.linker is not None:
             self.linker(source, target, ref.size)
             return name

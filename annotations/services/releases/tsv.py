@@ -53,6 +53,7 @@ class TsvFile:
         *,
         hand_over: bool = True,
         shared: set[int] | None = None,
+        header_from: TsvFile | None = None,
     ) -> None:
         self.path = Path(path)
         self.columns = list(columns)
@@ -67,7 +68,14 @@ class TsvFile:
         self._before = self.columns[:at]
         self._after = self.columns[at + 1 :]
         self._has_image = at < len(self.columns)
-        self.out.write(("\t".join(quoted(c) for c in self.columns) + "\n").encode("utf-8"))
+        header = ("\t".join(quoted(c) for c in self.columns) + "\n").encode("utf-8")
+        self.header_bytes = len(header)
+        if header_from is not None and header_from.columns == self.columns:
+            # A part: the worker copies the header too, so that the first part is NAME.tsv's
+            # first bytes exactly (`DigestFile.mirror`), and hashed as such.
+            self.out.mirror(header_from.out, 0, len(header))
+        else:
+            self.out.write(header)
 
     def image_cell(self, index: int, refs: Sequence[ImageRef]) -> ImageRef | list[ImageRef] | str:
         """The `image` cell: the image (its base64 is written by `write`), a list of them, a
@@ -125,6 +133,12 @@ class TsvFile:
             write((head + '"').encode("utf-8"))
             self._image(image, payloads)
             write(('"' + tail).encode("utf-8"))
+        self.rows += 1
+
+    def mirror(self, source: TsvFile, start: int, end: int) -> None:
+        """One row that is the same as `source`'s row at bytes [start, end) (a part's row that
+        NAME.tsv holds as it is): the digest worker copies it (`DigestFile.mirror`)."""
+        self.out.mirror(source.out, start, end - start)
         self.rows += 1
 
     def _image(self, image: ImageRef | bytes, payloads: Payloads | None) -> None:
@@ -189,6 +203,14 @@ def _cell_getter(column: str) -> Callable[[ItemRow], object]:
     if column in COLUMN_FIELDS:
         return attrgetter(COLUMN_FIELDS[column])
     return lambda item: item.extra.get(column, "")
+
+
+def same_cell(first: object, second: object) -> bool:
+    """Whether two image cells that `image_cell` made for the same item's images are written
+    as the same bytes: the same reuse reference (or ''), or both the images themselves."""
+    if first.__class__ is str or second.__class__ is str:
+        return first == second
+    return True
 
 
 def local_path_cell(names: Sequence[str]) -> str:

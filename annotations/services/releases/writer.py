@@ -15,11 +15,20 @@ it into the gap, then hashes past it (its commands run in order, and the gap's `
 the `grow` that covers it). The exporter hands over a cell only while the worker has fewer than
 `FILL_AHEAD` of them still to do, so each process encodes as much as its core has room for.
 The worker also places the local layout's images (a hard link each, `link`).
+
+A release over 1 GB is also written as parts, whose rows are NAME.tsv's rows again. Writing
+those bytes a second time through the exporter would cost its core as much as encoding them, so
+a part `mirror`s NAME.tsv's rows: it leaves a gap, and once NAME.tsv is on disk past those rows,
+the worker copies them into the gap inside the kernel (`copy`, with copy_file_range), then
+hashes the part as usual. Only a row that differs in a part (an image whose first showing is in
+an earlier part) is written by the exporter. The first part is NAME.tsv's first bytes exactly, so
+its md5 and sha256 are NAME.tsv's hash states where it ends (`prefix`): it is not hashed again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import subprocess
@@ -32,6 +41,7 @@ IOV_MAX = 1024  # pieces per writev; Linux's limit
 # Image cells the worker may have queued: enough to keep it busy between two batches, few enough
 # that the exporter encodes the rest itself when hashing keeps the worker busy.
 FILL_AHEAD = 64
+COMMAND_PIPE_BYTES = 1 << 20  # Linux's default limit for an unprivileged process
 
 
 def base64_length(size: int) -> int:
@@ -65,6 +75,9 @@ class Digester:
             raise
         finally:
             os.close(acks_out)
+        # Room for many commands: the exporter should not wait on the worker's pipe for each.
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, COMMAND_PIPE_BYTES)
         self._files = 0
         self._fills = 0  # image cells handed to the worker
         self._filled = 0  # ... and acknowledged as written
@@ -125,6 +138,16 @@ class Digester:
         length = len(source.encode("utf-8", "surrogateescape"))
         self._send(f"link {size} {length} {source}{target}\n")
 
+    def prefix(self, number: int, source: int, size: int) -> None:
+        """File `number` is the first `size` bytes of file `source`, which is on disk and has
+        been announced up to exactly there: its digests are `source`'s at that point."""
+        self._send(f"prefix {number} {source} {size}\n")
+
+    def copy(self, number: int, offset: int, source: int, source_offset: int, size: int) -> None:
+        """Have the worker copy `size` bytes at `source_offset` of file `source`, which must be
+        on disk (flushed and its gaps filled), to `offset` of file `number` (a gap)."""
+        self._send(f"copy {number} {offset} {source} {source_offset} {size}\n")
+
     def close(self) -> None:
         """Wait for every file's digests (idempotent)."""
         if self.digests is not None:
@@ -167,7 +190,8 @@ def _failure_message(error: bytes, status: int) -> str:
 
 class DigestFile:
     """A binary output file (`write(bytes)`, `mode`) whose md5, sha256 and size are known once
-    the digester is closed. `fill_image` leaves a gap that the worker fills with an image."""
+    the digester is closed. `fill_image` leaves a gap that the worker fills with an image;
+    `mirror` one that it fills with bytes of another DigestFile."""
 
     mode = "wb"
 
@@ -184,6 +208,12 @@ class DigestFile:
         self._pending = 0
         self._count = 0
         self._flushed = 0  # everything before this offset is on disk (or being filled)
+        # Mirrored ranges not yet handed to the worker: [offset, source, source offset, size].
+        self._copies: list[list] = []
+        self._mirrors: list[DigestFile] = []  # files that mirror bytes of this one
+        # While every byte so far is the same byte of one file (mirrored at the same offsets),
+        # that file: this one is not hashed on its own (see `close`).
+        self._prefix_of: DigestFile | None = None
         self.closed = False
 
     @property
@@ -192,6 +222,8 @@ class DigestFile:
         return self._end
 
     def write(self, data: bytes) -> int:
+        if self._prefix_of is not None:
+            self._prefix_of = None  # bytes of its own: hashed as written from now on
         self._pieces.append(data)
         self._end += len(data)
         self._pending += len(data)
@@ -208,9 +240,35 @@ class DigestFile:
         if self._pieces:
             self._runs.append((self._start, self._pieces))
             self._pieces = []
+        self._prefix_of = None
         length = base64_length(size)
         self._digester.fill(self._number, self._end, size, path)
         self._end += length
+        self._start = self._end
+
+    def mirror(self, source: DigestFile, offset: int, size: int) -> None:
+        """Append `size` bytes of `source` from `offset` (bytes already written to it): the
+        worker copies them once `source` is on disk past them."""
+        if self._pieces:
+            self._runs.append((self._start, self._pieces))
+            self._pieces = []
+        if not self._end and not offset:
+            self._prefix_of = source
+        elif self._prefix_of is not source or offset != self._end:
+            self._prefix_of = None
+        last = self._copies[-1] if self._copies else None
+        if (
+            last
+            and last[1] is source
+            and last[0] + last[3] == self._end
+            and last[2] + last[3] == offset
+        ):
+            last[3] += size  # the next row of the same file: one longer copy
+        else:
+            self._copies.append([self._end, source, offset, size])
+            if self not in source._mirrors:
+                source._mirrors.append(self)
+        self._end += size
         self._start = self._end
 
     def _flush(self) -> None:
@@ -223,18 +281,50 @@ class DigestFile:
                 done = os.pwritev(self._fd, pieces, offset)
                 offset += done
                 pieces = _after(pieces, done)
-        if self._end > self._flushed:
-            self._flushed = self._end
-            self._digester.grow(self._number, self._end)
+        self._send_copies()
+        # Hashed up to the first range still to copy: everything before it is on disk.
+        end = self._copies[0][0] if self._copies else self._end
+        if end > self._flushed and self._prefix_of is None:
+            self._flushed = end
+            self._digester.grow(self._number, end)
+        for mirror in self._mirrors:
+            if mirror._copies:
+                mirror._flush()
+
+    def _send_copies(self) -> None:
+        """Hand the worker every mirrored range whose source is on disk (a long range in
+        pieces, as its source grows), so that it copies and hashes as the export goes on."""
+        while self._copies:
+            offset, source, source_offset, size = self._copies[0]
+            ready = min(size, source._flushed - source_offset)
+            if ready <= 0:
+                return
+            self._digester.copy(self._number, offset, source._number, source_offset, ready)
+            if ready < size:
+                self._copies[0] = [offset + ready, source, source_offset + ready, size - ready]
+                return
+            self._copies.pop(0)
 
     def close(self) -> None:
         if self.closed:
             return
+        for source in {copy[1] for copy in self._copies}:
+            source._flush()  # on disk to its end, so every mirrored range can be copied
         self.closed = True
         try:
             self._flush()
         finally:
             os.close(self._fd)
+        if self._copies:
+            raise DigestError(f"{self.path.name}: mirrored bytes were never written")
+        source = self._prefix_of
+        if source is not None:
+            if not source.closed and source._end == source._flushed == self._end:
+                # The worker has hashed `source` up to exactly here: its state is ours.
+                self._digester.prefix(self._number, source._number, self._end)
+            else:  # `source` went on (or was closed): hash our own bytes after all
+                self._prefix_of = None
+                self._flush()
         self._digester.close_file(self._number)
 
     def discard(self) -> None:
