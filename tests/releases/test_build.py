@@ -165,3 +165,33 @@ def test_a_damaged_image_file_fails_the_build_with_its_sizes_and_publishes_nothi
     assert release.status == ReleaseStatus.FAILED
     assert f"{stored.name} holds 10 bytes, not the {len(kept)}" in release.error
     assert not Path(release.path).exists()
+
+
+def test_rows_and_progress_are_recorded_at_once_then_at_most_once_a_second(
+    benchmark, people, monkeypatch
+):
+    from annotations.services.releases import build
+
+    release = new_release(benchmark, people)
+    items = list(benchmark.items.order_by("source_index").values_list("id", "version")[:4])
+    clock = [100.0]
+    monkeypatch.setattr(build.time, "monotonic", lambda: clock[0])
+    recorder = build._Recorder(release.pk)
+
+    def recorded():
+        release.refresh_from_db()
+        return ReleaseItem.objects.filter(release=release).count(), release.progress
+
+    recorder(items[:1])
+    assert recorded() == (1, 1)  # the first chunk shows at once
+    clock[0] += 0.5
+    recorder(items[1:2])
+    assert recorded() == (1, 1)  # within the second: kept for the next commit
+    clock[0] += 0.6
+    recorder(items[2:3])
+    assert recorded() == (3, 3)
+    monkeypatch.setattr(build, "RECORD_ROWS", 1)
+    recorder(items[3:])
+    assert recorded() == (4, 4)  # enough rows waiting: committed whatever the clock
+    recorder.flush()
+    assert recorded() == (4, 4)

@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import json
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -33,6 +34,10 @@ from annotations.services.releases.selection import (
     clean_filters,
     release_items,
 )
+
+# How often a build records its rows and progress (see `_Recorder`).
+RECORD_SECONDS = 1.0
+RECORD_ROWS = 10_000
 
 # Release.filters holds the item filters and, under this key, the split whose answers are withheld.
 WITHHOLD_KEY = "withhold_split"
@@ -116,6 +121,7 @@ def release_build(
         Release.objects.filter(pk=release.pk).update(
             status=ReleaseStatus.BUILDING, error="", progress=0
         )
+        recorder = _Recorder(release.pk)
         try:
             result = release_export(
                 benchmark=release.benchmark,
@@ -130,8 +136,9 @@ def release_build(
                     part_bytes=part_bytes,
                     local_layout=local_layout,
                 ),
-                on_chunk=_recorder(release.pk),
+                on_chunk=recorder,
             )
+            recorder.flush()
         except Exception as error:
             release_fail(release_id=release.pk, message=str(error) or type(error).__name__)
             raise
@@ -171,23 +178,47 @@ def release_retry(*, release: Release) -> Release:
     return release
 
 
-def _recorder(release_id: int) -> Callable[[list[tuple[int, int]]], None]:
-    table = connection.ops.quote_name(ReleaseItem._meta.db_table)
-    columns = ", ".join(
-        connection.ops.quote_name(ReleaseItem._meta.get_field(name).column)
-        for name in ("release", "item", "item_version")
-    )
-    insert = f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s)"
+class _Recorder:
+    """Records which revision of each item the release's files hold, as they are written, and
+    the build's progress (`on_chunk` of `release_export`; `flush` once the export is done).
 
-    def record(written: list[tuple[int, int]]) -> None:
-        # Recorded as written, so the rows say exactly which revision each file row holds. One
-        # executemany of plain tuples: building a model instance per row cost more than
+    Rows are recorded as written, so they say exactly which revision each file row holds. They
+    are committed at the first chunk (progress shows at once), then at most once per
+    `RECORD_SECONDS` or `RECORD_ROWS`: a commit per chunk cost the export more than the rows
+    themselves (SQLite rewrites the same pages into its log at each commit, and its
+    checkpoints wait for the disk).
+    """
+
+    def __init__(self, release_id: int) -> None:
+        self.release_id = release_id
+        table = connection.ops.quote_name(ReleaseItem._meta.db_table)
+        columns = ", ".join(
+            connection.ops.quote_name(ReleaseItem._meta.get_field(name).column)
+            for name in ("release", "item", "item_version")
+        )
+        self.insert = f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s)"
+        self.pending: list[tuple[int, int, int]] = []
+        self.last: float | None = None
+
+    def __call__(self, written: list[tuple[int, int]]) -> None:
+        self.pending.extend((self.release_id, item, version) for item, version in written)
+        now = time.monotonic()
+        due = self.last is None or now - self.last >= RECORD_SECONDS
+        if due or len(self.pending) >= RECORD_ROWS:
+            self.flush()
+            self.last = now
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        # One executemany of plain tuples: a model instance per row cost more than
         # base64-encoding its image.
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.executemany(insert, [(release_id, item, version) for item, version in written])
-            Release.objects.filter(pk=release_id).update(progress=F("progress") + len(written))
-
-    return record
+            cursor.executemany(self.insert, self.pending)
+            Release.objects.filter(pk=self.release_id).update(
+                progress=F("progress") + len(self.pending)
+            )
+        self.pending = []
 
 
 @contextlib.contextmanager
