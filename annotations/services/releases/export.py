@@ -203,6 +203,7 @@ class _Export:
         if self.images_dir is not None:
             os.mkdir(self.images_dir)
             self.local = self._tsv("_local", _local_columns(self.columns))
+            self.local_beside = self.local.beside(self.main)
         self.test = self.answers = None
         if self.options.withhold_split:
             self.test = self._tsv("_test", [c for c in self.columns if c not in ANSWER_COLUMNS])
@@ -287,8 +288,12 @@ class _Export:
             else:
                 part.write(cells, part_image, self.payloads)
         if self.local is not None:
-            cells["image_path"] = quoted(local_path_cell(names) if names else "")
-            self.local.write(cells)
+            cell = quoted(local_path_cell(names) if names else "")
+            if self.local_beside:
+                self.local.write_beside(self.main, cell)
+            else:
+                cells["image_path"] = cell
+                self.local.write(cells)
 
     def _write_tsv(self, tsv: TsvFile, item: ItemRow, refs: list[ImageRef], cells: dict) -> None:
         tsv.write(cells, tsv.image_cell(item.source_index, refs), self.payloads)

@@ -125,7 +125,7 @@ class Payloads:
         its core, and counted there; converted images are always written here.
         """
         name = self.name(ref)
-        target = os.path.join(folder, name)
+        target = folder + os.sep + name
         local = self._root is not None and ref.format in PASS_THROUGH
         source = self._prefix + ref.file if local else None
         if source is not None and self.linker is not None:

@@ -61,6 +61,7 @@ class TsvFile:
         self.hand_over = hand_over  # may the digest worker write this file's images?
         self._shared = shared
         self.rows = 0
+        self.last_text = ("", "")  # text on either side of the image cell of the last row
         self._single: dict[int, int] = {}
         self._multi: dict[tuple[int, ...], int] = {}
         # The text cells on either side of the image cell, worked out once per file.
@@ -116,6 +117,7 @@ class TsvFile:
         tail = "\t" + after + "\n" if self._after else "\n"
         if "\x00" in head or "\x00" in tail:
             raise ValueError(_NUL_ERROR)
+        self.last_text = (head, tail)
         write = self.out.write
         if image is None or image.__class__ is str:
             text = quoted(image)
@@ -134,6 +136,22 @@ class TsvFile:
             self._image(image, payloads)
             write(('"' + tail).encode("utf-8"))
         self.rows += 1
+
+    def write_beside(self, source: TsvFile, cell: str) -> None:
+        """The row `source` has just written, with `cell` (quoted) in place of its image cell:
+        the local layout's row, whose columns are NAME.tsv's with image_path for image (see
+        `beside`), without joining its text cells again."""
+        head, tail = source.last_text
+        if "\x00" in cell:
+            raise ValueError(_NUL_ERROR)
+        self.out.write((head + cell + tail).encode("utf-8"))
+        self.rows += 1
+
+    def beside(self, source: TsvFile) -> bool:
+        """Whether this file's columns are `source`'s with image_path in place of image."""
+        return source._has_image and self.columns == [
+            "image_path" if column == "image" else column for column in source.columns
+        ]
 
     def mirror(self, source: TsvFile, start: int, end: int) -> None:
         """One row that is the same as `source`'s row at bytes [start, end) (a part's row that

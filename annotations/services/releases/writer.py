@@ -132,11 +132,16 @@ class Digester:
     def link(self, source: str, target: str, size: int) -> None:
         """Have the worker place the stored image `source` (`size` bytes) as `target` in the
         release's images/ folder: a hard link, or a copy across file systems; once per target."""
-        if "\n" in source or "\n" in target:
+        source_bytes = source.encode("utf-8", "surrogateescape")
+        target_bytes = target.encode("utf-8", "surrogateescape")
+        if b"\n" in source_bytes or b"\n" in target_bytes:
             raise ValueError("an image path cannot hold a line break")
         # The source's length in bytes tells the worker where the target starts.
-        length = len(source.encode("utf-8", "surrogateescape"))
-        self._send(f"link {size} {length} {source}{target}\n")
+        line = b"link %d %d %b%b\n" % (size, len(source_bytes), source_bytes, target_bytes)
+        try:
+            self._process.stdin.write(line)
+        except BrokenPipeError:
+            raise DigestError(self._failure()) from None
 
     def prefix(self, number: int, source: int, size: int) -> None:
         """File `number` is the first `size` bytes of file `source`, which is on disk and has
