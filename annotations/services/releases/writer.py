@@ -41,6 +41,7 @@ IOV_MAX = 1024  # pieces per writev; Linux's limit
 # Image cells the worker may have queued: enough to keep it busy between two batches, few enough
 # that the exporter encodes the rest itself when hashing keeps the worker busy.
 FILL_AHEAD = 64
+RECHECK_AFTER = 8  # cells written here before looking again when the worker was full
 COMMAND_PIPE_BYTES = 1 << 20  # Linux's default limit for an unprivileged process
 
 
@@ -81,6 +82,7 @@ class Digester:
         self._files = 0
         self._fills = 0  # image cells handed to the worker
         self._filled = 0  # ... and acknowledged as written
+        self._skip = 0  # cells to go before looking for acknowledgements again
         self.digests: dict[int, dict] | None = None
         self.links: dict[str, int] | None = None  # images the worker placed: files, bytes
 
@@ -116,9 +118,16 @@ class Digester:
     def has_room(self) -> bool:
         """Whether the worker can take another image cell now (see FILL_AHEAD)."""
         if self._fills - self._filled >= FILL_AHEAD:
+            # Full: the worker is busy. Its acknowledgements are read again only after a few
+            # cells, which we write ourselves: a read that finds none costs a system call and
+            # an exception, more than it would save.
+            if self._skip:
+                self._skip -= 1
+                return False
             try:
                 self._filled += len(os.read(self._acks, 1 << 16))
             except BlockingIOError:
+                self._skip = RECHECK_AFTER
                 return False
         return self._fills - self._filled < FILL_AHEAD
 
