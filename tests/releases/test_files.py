@@ -316,3 +316,30 @@ def test_only_images_several_items_show_are_remembered_for_reuse(benchmark):
     assert shared_image_ids(curated) == {frame}
     # Item 3's two images are shown by item 3 only; a list cell is remembered by its tuple.
     assert shared_image_ids(curated.filter(source_index__gte=3)) == set()
+
+
+def test_an_export_keeps_the_process_objects_out_of_the_collector_then_gives_them_back(
+    benchmark, tmp_path, monkeypatch
+):
+    import gc
+
+    from annotations.services.releases import export as export_module
+
+    during = []
+    real_run = export_module._Export.run
+
+    def run(self, *args):
+        during.append(gc.get_freeze_count())
+        return real_run(self, *args)
+
+    monkeypatch.setattr(export_module._Export, "run", run)
+    assert gc.get_freeze_count() == 0
+    export(benchmark, tmp_path / "r")
+    assert during[0] > 10_000 and gc.get_freeze_count() == 0
+
+    gc.freeze()  # as a pre-forking server does: its frozen objects stay frozen
+    try:
+        export(benchmark, tmp_path / "again")
+        assert gc.get_freeze_count() >= during[0]
+    finally:
+        gc.unfreeze()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import os
 import shutil
@@ -131,7 +133,8 @@ def release_export(
     temp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}{TEMP_MARK}", dir=out_dir.parent))
     try:
         export = _Export(temp, name, benchmark, include_all, clean_filters(filters), options)
-        manifest = export.run(progress, on_chunk)
+        with _long_lived_objects_frozen():
+            manifest = export.run(progress, on_chunk)
         if out_dir.exists():
             out_dir.rmdir()
         os.rename(temp, out_dir)
@@ -319,6 +322,23 @@ class _Export:
         tally.split.update(item.split for item in chunk)
         lines = "".join(f"{item.source_index}:{item.version}\n" for item in chunk)
         tally.items_sha256.update(lines.encode())
+
+
+@contextlib.contextmanager
+def _long_lived_objects_frozen() -> Iterator[None]:
+    """Keep the process's existing objects (Django, the app: about a hundred thousand) out of
+    the garbage collector's full passes while the export runs: an export allocates enough to
+    trigger several, and each would scan them all again for nothing.
+
+    Unfrozen afterwards, unless something else (a pre-forking server) froze objects before us.
+    """
+    ours = gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if ours:
+            gc.unfreeze()
 
 
 def _local_columns(columns: list[str]) -> list[str]:
