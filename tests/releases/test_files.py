@@ -330,12 +330,18 @@ def test_an_export_keeps_the_process_objects_out_of_the_collector_then_gives_the
 
     def run(self, *args):
         during.append(gc.get_freeze_count())
+        thresholds.append(gc.get_threshold())
         return real_run(self, *args)
 
+    thresholds = []
     monkeypatch.setattr(export_module._Export, "run", run)
     assert gc.get_freeze_count() == 0
+    before = gc.get_threshold()
     export(benchmark, tmp_path / "r")
     assert during[0] > 10_000 and gc.get_freeze_count() == 0
+    # Young objects are collected less often meanwhile; the process's settings come back.
+    assert thresholds[0][0] >= export_module.YOUNG_THRESHOLD > before[0]
+    assert thresholds[0][1:] == before[1:] and gc.get_threshold() == before
 
     gc.freeze()  # as a pre-forking server does: its frozen objects stay frozen
     try:

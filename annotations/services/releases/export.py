@@ -48,6 +48,7 @@ from annotations.services.releases.writer import Digester, DigestFile
 
 PART_BYTES = 1 << 30  # VLMEvalKit moves a TSV over 1 GB to its local layout; we split there too
 TEMP_MARK = ".partial-"
+YOUNG_THRESHOLD = 20_000  # allocations between two young collections while exporting (700)
 _NO_IMAGES: list[ImageRef] = []
 
 
@@ -331,12 +332,17 @@ def _long_lived_objects_frozen() -> Iterator[None]:
     trigger several, and each would scan them all again for nothing.
 
     Unfrozen afterwards, unless something else (a pre-forking server) froze objects before us.
+    The young generation's threshold is raised meanwhile: the rows an export builds die young
+    (reference counting frees them), and hundreds of passes over them found nothing to free.
     """
     ours = gc.get_freeze_count() == 0
+    thresholds = gc.get_threshold()
     gc.freeze()
+    gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
     try:
         yield
     finally:
+        gc.set_threshold(*thresholds)
         if ours:
             gc.unfreeze()
 

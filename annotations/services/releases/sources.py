@@ -58,8 +58,9 @@ class Payloads:
 
     def __init__(self) -> None:
         self._converted: OrderedDict[int, Payload] = OrderedDict()
-        # The same image is often wanted twice in a row (NAME.tsv and its part): read and
-        # encode it once.
+        # The same image is often wanted twice in a row (the local layout's file and the TSV
+        # cell of a converted image; a row of NAME.tsv and the same row of another file): read
+        # and encode it once.
         self._last: tuple[int, Payload] | None = None
         self._last_b64: tuple[int, bytes] | None = None
         self.files_written = 0
