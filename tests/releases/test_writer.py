@@ -385,3 +385,18 @@ def test_the_worker_refuses_a_prefix_where_the_source_does_not_stand(tmp_path, m
     finally:
         source.digests()
         part.digests()
+
+
+def test_a_mirror_cannot_be_mirrored_in_turn(tmp_path):
+    digester = Digester()
+    source = DigestFile(tmp_path / "main.tsv", digester)
+    source.write(b"rows\n")
+    part = DigestFile(tmp_path / "part.tsv", digester)
+    part.mirror(source, 0, 5)
+    copy = DigestFile(tmp_path / "copy.tsv", digester)
+    with pytest.raises(ValueError, match="cannot be mirrored in turn"):
+        copy.mirror(part, 0, 5)
+    for out in (source, part, copy):
+        out.close()
+    digester.close()
+    assert part.digests() == expected(b"rows\n")

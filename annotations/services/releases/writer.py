@@ -228,6 +228,7 @@ class DigestFile:
         # While every byte so far is the same byte of one file (mirrored at the same offsets),
         # that file: this one is not hashed on its own (see `close`).
         self._prefix_of: DigestFile | None = None
+        self._mirrored = False  # holds bytes mirrored from another file
         self.closed = False
 
     @property
@@ -263,6 +264,10 @@ class DigestFile:
     def mirror(self, source: DigestFile, offset: int, size: int) -> None:
         """Append `size` bytes of `source` from `offset` (bytes already written to it): the
         worker copies them once `source` is on disk past them."""
+        if source._mirrored:
+            # How far such a source is on disk depends on its own copies: not followed.
+            raise ValueError("a file that mirrors another cannot be mirrored in turn")
+        self._mirrored = True
         if self._pieces:
             self._runs.append((self._start, self._pieces))
             self._pieces = []
