@@ -345,8 +345,8 @@ def test_an_export_keeps_the_process_objects_out_of_the_collector_then_gives_the
 
     gc.freeze()  # as a pre-forking server does: its frozen objects stay frozen
     try:
-        frozen = gc.get_freeze_count()
         export(benchmark, tmp_path / "again")
-        assert during[1] >= frozen and gc.get_freeze_count() >= frozen
+        # Not unfrozen (that would leave none); frozen objects can still be freed meanwhile.
+        assert during[1] > 10_000 and gc.get_freeze_count() > 10_000
     finally:
         gc.unfreeze()
