@@ -70,7 +70,6 @@ class TsvFile:
         self._after = self.columns[at + 1 :]
         self._has_image = at < len(self.columns)
         header = ("\t".join(quoted(c) for c in self.columns) + "\n").encode("utf-8")
-        self.header_bytes = len(header)
         if header_from is not None and header_from.columns == self.columns:
             # A part: the worker copies the header too, so that the first part is NAME.tsv's
             # first bytes exactly (`DigestFile.mirror`), and hashed as such.
