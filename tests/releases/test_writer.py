@@ -295,8 +295,9 @@ def test_a_file_mirrors_ranges_of_another_copied_by_the_worker(tmp_path):
         assert part.size == len(expected_parts[number])
 
 
+@pytest.mark.parametrize("copy_file_range", ["refused", "missing"])
 def test_the_worker_copies_through_its_buffer_where_copy_file_range_is_refused(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, copy_file_range
 ):
     from annotations.services.releases import digest_worker
 
@@ -308,7 +309,10 @@ def test_the_worker_copies_through_its_buffer_where_copy_file_range_is_refused(
     def refused(*args):
         raise OSError(errno.EXDEV, "Invalid cross-device link")
 
-    monkeypatch.setattr(digest_worker.os, "copy_file_range", refused)
+    if copy_file_range == "refused":
+        monkeypatch.setattr(digest_worker.os, "copy_file_range", refused)
+    else:  # not Linux
+        monkeypatch.delattr(digest_worker.os, "copy_file_range")
     source, target = (digest_worker._File(str(tmp_path / name)) for name in ("source", "target"))
     try:
         target.copy(4, source, 7, len(data) - 7)
@@ -400,3 +404,13 @@ def test_a_mirror_cannot_be_mirrored_in_turn(tmp_path):
         out.close()
     digester.close()
     assert part.digests() == expected(b"rows\n")
+
+
+def test_the_digester_works_where_the_pipe_size_cannot_be_set(tmp_path, monkeypatch):
+    monkeypatch.delattr(writer.fcntl, "F_SETPIPE_SZ")  # not Linux
+    digester = Digester()
+    out = DigestFile(tmp_path / "f.tsv", digester)
+    out.write(b"rows\n")
+    out.close()
+    digester.close()
+    assert out.digests() == expected(b"rows\n")

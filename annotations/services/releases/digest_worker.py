@@ -78,13 +78,17 @@ class _File:
         # Where the file system refuses it, read and write through our buffer instead.
         writer, reader = self._writer(), source.handle.fileno()
         end = source_offset + size
+        copy_range = getattr(os, "copy_file_range", None)  # Linux only
         while source_offset < end:
             count = min(BLOCK, end - source_offset)
-            try:
-                done = os.copy_file_range(reader, writer, count, source_offset, offset)
-            except OSError as error:
-                if error.errno not in _NO_COPY_RANGE:
-                    raise
+            done = None
+            if copy_range is not None:
+                try:
+                    done = copy_range(reader, writer, count, source_offset, offset)
+                except OSError as error:
+                    if error.errno not in _NO_COPY_RANGE:
+                        raise
+            if done is None:
                 done = os.preadv(reader, [_BUFFER[:count]], source_offset)
                 if done:
                     done = os.pwrite(writer, _BUFFER[:done], offset)

@@ -77,8 +77,11 @@ class Digester:
         finally:
             os.close(acks_out)
         # Room for many commands: the exporter should not wait on the worker's pipe for each.
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, COMMAND_PIPE_BYTES)
+        # (Linux only; elsewhere the default pipe is slower, not wrong.)
+        set_pipe_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+        if set_pipe_size is not None:
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(self._process.stdin.fileno(), set_pipe_size, COMMAND_PIPE_BYTES)
         self._files = 0
         self._fills = 0  # image cells handed to the worker
         self._filled = 0  # ... and acknowledged as written
