@@ -166,32 +166,29 @@ def place_image(source: str, target: str) -> bool:
 def main(ack: int) -> int:
     global _BUFFER
     _BUFFER = memoryview(bytearray(BLOCK))
-    files: dict[str, _File] = {}
+    files: dict[bytes, _File] = {}  # by the number the exporter gave each file
     done: dict[str, dict] = {}
     links = {"files": 0, "bytes": 0}
     for line in sys.stdin.buffer:
         command, _, rest = line.rstrip(b"\n").partition(b" ")
         if command == b"fill":
             number, offset, size, path = rest.split(b" ", 3)
-            files[number.decode()].fill(int(offset), int(size), _path(path))
+            files[number].fill(int(offset), int(size), _path(path))
             os.write(ack, b".")
         elif command == b"copy":
             number, offset, source, source_offset, size = rest.split(b" ")
-            files[number.decode()].copy(
-                int(offset), files[source.decode()], int(source_offset), int(size)
-            )
+            files[number].copy(int(offset), files[source], int(source_offset), int(size))
         elif command == b"prefix":
             number, source, size = rest.split(b" ")
-            files[number.decode()].take_prefix(files[source.decode()], int(size))
+            files[number].take_prefix(files[source], int(size))
         elif command == b"grow":
             number, size = rest.split(b" ")
-            files[number.decode()].grow(int(size))
+            files[number].grow(int(size))
         elif command == b"open":
             number, path = rest.split(b" ", 1)
-            files[number.decode()] = _File(_path(path))
+            files[number] = _File(_path(path))
         elif command == b"close":
-            number = rest.decode()
-            done[number] = files.pop(number).digests()
+            done[rest.decode()] = files.pop(rest).digests()
         elif command == b"link":
             size, length, paths = rest.split(b" ", 2)
             source, target = paths[: int(length)], paths[int(length) :]

@@ -58,11 +58,6 @@ class Payloads:
 
     def __init__(self) -> None:
         self._converted: OrderedDict[int, Payload] = OrderedDict()
-        # The same image is often wanted twice in a row (the local layout's file and the TSV
-        # cell of a converted image; a row of NAME.tsv and the same row of another file): read
-        # and encode it once.
-        self._last: tuple[int, Payload] | None = None
-        self._last_b64: tuple[int, bytes] | None = None
         self.files_written = 0
         self.bytes_written = 0
         self.linker = None  # see `place`
@@ -85,22 +80,14 @@ class Payloads:
         path = self._prefix + ref.file
         return None if "\n" in path else path
 
-    def get(self, ref: ImageRef) -> Payload:
-        if self._last is not None and self._last[0] == ref.id:
-            return self._last[1]
-        payload = self._read(ref)
-        self._last = (ref.id, payload)
-        return payload
-
     def base64(self, ref: ImageRef) -> bytes:
         """The image's base64 text, as its TSV cell holds it."""
-        if self._last_b64 is not None and self._last_b64[0] == ref.id:
-            return self._last_b64[1]
-        encoded = binascii.b2a_base64(self.get(ref).data, newline=False)
-        self._last_b64 = (ref.id, encoded)
-        return encoded
+        return binascii.b2a_base64(self.get(ref).data, newline=False)
 
-    def _read(self, ref: ImageRef) -> Payload:
+    def get(self, ref: ImageRef) -> Payload:
+        """The bytes a release writes for an image: a stored JPEG/PNG as it is, read for each
+        cell; another format converted once while it is reused nearby (`CONVERTED_CACHE`: the
+        local layout's file and the TSV cell take the same conversion)."""
         if ref.format in PASS_THROUGH:
             return Payload(self._bytes(ref), f"{ref.sha256}.{EXTENSIONS[ref.format]}")
         cached = self._converted.get(ref.id)

@@ -255,9 +255,7 @@ class DigestFile:
 
     def fill_image(self, path: str, size: int) -> None:
         """Leave room for the base64 of the `size`-byte file at `path`, written by the worker."""
-        if self._pieces:
-            self._runs.append((self._start, self._pieces))
-            self._pieces = []
+        self._end_run()
         self._prefix_of = None
         length = base64_length(size)
         self._digester.fill(self._number, self._end, size, path)
@@ -271,9 +269,7 @@ class DigestFile:
             # How far such a source is on disk depends on its own copies: not followed.
             raise ValueError("a file that mirrors another cannot be mirrored in turn")
         self._mirrored = True
-        if self._pieces:
-            self._runs.append((self._start, self._pieces))
-            self._pieces = []
+        self._end_run()
         if not self._end and not offset:
             self._prefix_of = source
         elif self._prefix_of is not source or offset != self._end:
@@ -293,10 +289,15 @@ class DigestFile:
         self._end += size
         self._start = self._end
 
-    def _flush(self) -> None:
+    def _end_run(self) -> None:
+        """Close the run of pieces being built: a gap or a flush follows."""
         if self._pieces:
             self._runs.append((self._start, self._pieces))
-        runs, self._runs, self._pieces = self._runs, [], []
+            self._pieces = []
+
+    def _flush(self) -> None:
+        self._end_run()
+        runs, self._runs = self._runs, []
         self._start, self._pending, self._count = self._end, 0, 0
         for offset, pieces in runs:
             while pieces:
