@@ -232,6 +232,55 @@ def test_rows_are_the_same_bytes_whoever_writes_their_images(tmp_path, settings)
     assert rows[1].startswith('"0"\t"[\'') and rows[1].count("', '") == 2  # a list cell
 
 
+def test_a_row_kept_in_hand_is_written_here_and_a_part_writes_the_same_pieces(tmp_path, settings):
+    """While parts are written, NAME.tsv's rows are written whole by the exporter (`keep`) and
+    a part that holds the same row writes the same pieces: no cell is left to the worker, and
+    the part, NAME.tsv's first bytes, takes NAME.tsv's digests."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    (tmp_path / "media" / "images").mkdir(parents=True)
+    rng = random.Random(5)
+    refs = []
+    for number in range(30):
+        data = rng.randbytes(rng.randrange(1, 90_000))
+        (tmp_path / "media" / f"images/{number}.jpg").write_bytes(data)
+        refs.append(ImageRef(number, f"images/{number}.jpg", "JPEG", f"{number:064x}", len(data)))
+    prefixes = []
+    real_prefix = Digester.prefix
+    digester = Digester()
+    digester.prefix = lambda *args: prefixes.append(args) or real_prefix(digester, *args)
+    columns = ["index", "image", "question"]
+    main = TsvFile(tmp_path / "main.tsv", digester, columns)
+    part = TsvFile(tmp_path / "part1.tsv", digester, columns, header_from=main)
+    payloads = Payloads()
+    for number, ref in enumerate(refs):
+        cells = {"index": quoted(number), "question": quoted(f"q{number}")}
+        group = refs[number : number + 2] if number % 4 == 0 else [ref]
+        start = main.out.size
+        pieces = main.write(cells, main.image_cell(number, group), payloads, keep=True)
+        assert sum(map(len, pieces)) == main.out.size - start
+        part.image_cell(number, group)
+        part.mirror(main, start, main.out.size, pieces)
+    # More pieces in one go than one writev takes.
+    start = main.out.size
+    tiny = [b"x"] * (2 * writer.IOV_MAX + 3)
+    for piece in tiny:
+        main.out.write(piece)
+    part.out.mirror(main.out, start, len(tiny), tiny)
+    part.close()
+    main.write({"index": quoted(99), "question": quoted("after")}, "")
+    main.close()
+    digester.close()
+
+    data = (tmp_path / "main.tsv").read_bytes()
+    assert digester.handed_over == 0
+    assert (tmp_path / "part1.tsv").read_bytes() == data[: part.out.size]
+    assert part.digests() == expected(data[: part.out.size])
+    assert main.digests() == expected(data)
+    assert len(prefixes) == 1  # the part was not hashed again
+    rows = data.decode().splitlines()
+    assert rows[2] == f'"1"\t"{base64.b64encode(payloads.get(refs[1]).data).decode()}"\t"q1"'
+
+
 def test_the_worker_places_each_image_once_linked_or_copied_across_file_systems(tmp_path):
     source = tmp_path / "stored.jpg"
     source.write_bytes(b"\xff\xd8 frame")
@@ -278,6 +327,9 @@ def test_a_file_mirrors_ranges_of_another_copied_by_the_worker(tmp_path):
         if number % 10 == 9:  # a row the part writes itself, between mirrored ones
             parts[target].write(b"own " + row)
             expected_parts[target] += b"own " + row
+        elif number % 10 == 5:  # a row whose bytes are in hand: written, not copied
+            parts[target].mirror(source, start, end - start, [row[:5], row[5:]])
+            expected_parts[target] += row
         else:  # consecutive rows: one copy of many rows
             parts[target].mirror(source, start, end - start)
             expected_parts[target] += row
@@ -324,9 +376,10 @@ def test_the_worker_copies_through_its_buffer_where_copy_file_range_is_refused(
         target.digests()
 
 
+@pytest.mark.parametrize("in_hand", [False, True], ids=["copied", "in hand"])
 @pytest.mark.parametrize("then", ["source goes on", "source flushed on", "source closed first"])
 def test_a_file_that_is_the_start_of_another_takes_its_digests_without_hashing_again(
-    tmp_path, monkeypatch, then
+    tmp_path, monkeypatch, then, in_hand
 ):
     prefixes = []
     real_prefix = Digester.prefix
@@ -339,8 +392,9 @@ def test_a_file_that_is_the_start_of_another_takes_its_digests_without_hashing_a
     part = DigestFile(tmp_path / "part1.tsv", digester)
     for _ in range(30):  # several flushes of the source while the part follows it
         start = source.size
-        source.write(rng.randbytes(rng.randrange(1, 200_000)))
-        part.mirror(source, start, source.size - start)
+        row = rng.randbytes(rng.randrange(1, 200_000))
+        source.write(row)
+        part.mirror(source, start, source.size - start, [row] if in_hand else None)
     head = source.size
     if then == "source goes on":  # the part ends where the source stands: the usual case
         part.close()

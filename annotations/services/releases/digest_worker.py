@@ -1,5 +1,5 @@
 """The process that hashes a release's files while they are written, and writes some of their
-image cells (standard library only).
+image cells (the standard library and pybase64 only).
 
 Run as a script by `writer.Digester` (`digest_worker.py ACK_FD`); it never imports Django or the
 project. It reads commands, one per line, on stdin:
@@ -30,13 +30,14 @@ run in order, so a gap is filled before the `grow` that hashes it. On end of inp
 
 from __future__ import annotations
 
-import binascii
 import errno
 import hashlib
 import json
 import os
 import shutil
 import sys
+
+from pybase64 import b64encode
 
 BLOCK = 1 << 20
 # copy_file_range refused: across file systems (older kernels), or not supported there.
@@ -67,7 +68,7 @@ class _File:
 
     def fill(self, offset: int, size: int, source: str) -> None:
         data = read_stored_image(source, size)
-        encoded = memoryview(binascii.b2a_base64(data, newline=False))
+        encoded = memoryview(b64encode(data))
         writer = self._writer()
         while encoded:
             done = os.pwrite(writer, encoded, offset)

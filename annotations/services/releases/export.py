@@ -283,13 +283,17 @@ class _Export:
             part = self.parts[-1]
         start = self.main.out.size
         image = self.main.image_cell(item.source_index, refs)
-        self.main.write(cells, image, self.payloads)
-        if part is not None:
+        if part is None:
+            self.main.write(cells, image, self.payloads)
+        else:
             part_image = part.image_cell(item.source_index, refs)
             if same_cell(image, part_image):
-                # The same bytes as the row just written: copied by the worker, not rewritten.
-                part.mirror(self.main, start, self.main.out.size)
+                # The same bytes: written here from the pieces of NAME.tsv's row (while parts
+                # are written, image cells are encoded here; the worker hashes twice as much).
+                pieces = self.main.write(cells, image, self.payloads, keep=True)
+                part.mirror(self.main, start, self.main.out.size, pieces)
             else:
+                self.main.write(cells, image, self.payloads)
                 part.write(cells, part_image, self.payloads)
         if self.local is not None:
             cell = quoted(local_path_cell(names) if names else "")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import binascii
 import os
 from collections import OrderedDict
 from typing import NamedTuple
 
 from django.core.files.storage import FileSystemStorage, default_storage
+from pybase64 import b64encode
 
 from annotations.imaging.images import encode_for_vlmeval
 from annotations.services.releases.digest_worker import place_image, read_stored_image
@@ -82,7 +82,7 @@ class Payloads:
 
     def base64(self, ref: ImageRef) -> bytes:
         """The image's base64 text, as its TSV cell holds it."""
-        return binascii.b2a_base64(self.get(ref).data, newline=False)
+        return b64encode(self.get(ref).data)
 
     def get(self, ref: ImageRef) -> Payload:
         """The bytes a release writes for an image: a stored JPEG/PNG as it is, read for each

@@ -73,7 +73,7 @@ class TsvFile:
         if header_from is not None and header_from.columns == self.columns:
             # A part: the worker copies the header too, so that the first part is NAME.tsv's
             # first bytes exactly (`DigestFile.mirror`), and hashed as such.
-            self.out.mirror(header_from.out, 0, len(header))
+            self.out.mirror(header_from.out, 0, len(header), [header])
         else:
             self.out.write(header)
 
@@ -98,43 +98,64 @@ class TsvFile:
         self._multi[key] = index
         return list(refs)
 
-    def write(self, cells: dict[str, str], image=None, payloads: Payloads | None = None) -> None:
+    def write(
+        self,
+        cells: dict[str, str],
+        image=None,
+        payloads: Payloads | None = None,
+        *,
+        keep: bool = False,
+    ) -> list[bytes] | None:
         """One row: `cells` are the quoted text cells by column (`TextCells`), `image` the image
         cell: a reuse reference or '' (str), an image (`ImageRef`, or its base64 as bytes) or a
         list of images. Base64 goes between the row's text pieces as it is, never copied into
-        them; the digest worker writes it when it has room (`DigestFile.fill_image`)."""
+        them; the digest worker writes it when it has room (`DigestFile.fill_image`).
+
+        With `keep`, every byte is written here and the row's pieces are returned, for a part
+        that holds the same row (`mirror`)."""
         before = "\t".join([cells[column] for column in self._before])
-        after = "\t".join([cells[column] for column in self._after])
         if not self._has_image:
             text = before + "\n"
             if "\x00" in text:
                 raise ValueError(_NUL_ERROR)
-            self.out.write(text.encode("utf-8"))
-            self.rows += 1
-            return
+            return self._text_row(text, keep)
+        after = "\t".join([cells[column] for column in self._after])
         head = before + "\t" if self._before else ""
         tail = "\t" + after + "\n" if self._after else "\n"
         if "\x00" in head or "\x00" in tail:
             raise ValueError(_NUL_ERROR)
         self.last_text = (head, tail)
-        write = self.out.write
         if image is None or image.__class__ is str:
             text = quoted(image)
             if "\x00" in text:
                 raise ValueError(_NUL_ERROR)
-            write((head + text + tail).encode("utf-8"))
-        elif isinstance(image, list):
-            write((head + "\"['").encode("utf-8"))
-            for number, element in enumerate(image):
-                if number:
-                    write(b"', '")
-                self._image(element, payloads)
-            write(("']\"" + tail).encode("utf-8"))
+            return self._text_row(head + text + tail, keep)
+        if isinstance(image, list):
+            images, opening, separator, closing = image, "\"['", b"', '", "']\""
         else:
-            write((head + '"').encode("utf-8"))
-            self._image(image, payloads)
-            write(('"' + tail).encode("utf-8"))
+            images, opening, separator, closing = (image,), '"', b"", '"'
+        write = self.out.write
+        kept = [] if keep else None
+        piece = (head + opening).encode("utf-8")
+        for number, element in enumerate(images):
+            if number:
+                piece = separator
+            write(piece)
+            data = self._image(element, payloads, hand_over=self.hand_over and not keep)
+            if kept is not None:
+                kept += (piece, data)
+        piece = (closing + tail).encode("utf-8")
+        write(piece)
         self.rows += 1
+        if kept is not None:
+            kept.append(piece)
+        return kept
+
+    def _text_row(self, text: str, keep: bool) -> list[bytes] | None:
+        data = text.encode("utf-8")
+        self.out.write(data)
+        self.rows += 1
+        return [data] if keep else None
 
     def write_beside(self, source: TsvFile, cell: str) -> None:
         """The row `source` has just written, with `cell` (quoted) in place of its image cell:
@@ -152,21 +173,29 @@ class TsvFile:
             "image_path" if column == "image" else column for column in source.columns
         ]
 
-    def mirror(self, source: TsvFile, start: int, end: int) -> None:
+    def mirror(
+        self, source: TsvFile, start: int, end: int, pieces: list[bytes] | None = None
+    ) -> None:
         """One row that is the same as `source`'s row at bytes [start, end) (a part's row that
-        NAME.tsv holds as it is): the digest worker copies it (`DigestFile.mirror`)."""
-        self.out.mirror(source.out, start, end - start)
+        NAME.tsv holds as it is): written from `pieces` when given (`write(keep=True)`), else
+        copied by the digest worker (`DigestFile.mirror`)."""
+        self.out.mirror(source.out, start, end - start, pieces)
         self.rows += 1
 
-    def _image(self, image: ImageRef | bytes, payloads: Payloads | None) -> None:
+    def _image(
+        self, image: ImageRef | bytes, payloads: Payloads | None, *, hand_over: bool
+    ) -> bytes | None:
+        """Write an image's base64 and return it, or leave it to the worker (None)."""
         if image.__class__ is bytes:
-            self.out.write(image)
-            return
-        path = payloads.stored_path(image) if self.hand_over else None
-        if path is not None and self.out.worker_has_room():
-            self.out.fill_image(path, image.size)
+            data = image
         else:
-            self.out.write(payloads.base64(image))
+            path = payloads.stored_path(image) if hand_over else None
+            if path is not None and self.out.worker_has_room():
+                self.out.fill_image(path, image.size)
+                return None
+            data = payloads.base64(image)
+        self.out.write(data)
+        return data
 
     def close(self) -> None:
         self.out.close()
