@@ -71,8 +71,8 @@ class TsvFile:
         self._has_image = at < len(self.columns)
         header = ("\t".join(quoted(c) for c in self.columns) + "\n").encode("utf-8")
         if header_from is not None and header_from.columns == self.columns:
-            # A part: the worker copies the header too, so that the first part is NAME.tsv's
-            # first bytes exactly (`DigestFile.mirror`), and hashed as such.
+            # A part: its header is NAME.tsv's header bytes (`DigestFile.mirror`), so that the
+            # first part is NAME.tsv's first bytes exactly and takes its digests.
             self.out.mirror(header_from.out, 0, len(header), [header])
         else:
             self.out.write(header)
