@@ -80,6 +80,8 @@ class CaseDetailApi(APIView):
     class IndicatorSerializer(serializers.Serializer):
         name = serializers.CharField()
         value = serializers.FloatField(allow_null=True)
+        # The value as written when it is not one number ("<0.5"); '' otherwise.
+        value_text = serializers.CharField()
         unit = serializers.CharField()
         reference_low = serializers.FloatField(allow_null=True)
         reference_high = serializers.FloatField(allow_null=True)

@@ -33,6 +33,12 @@ _COPY_CHUNK = 1024 * 1024
 T = TypeVar("T")
 
 
+# Longest indicator name, unit and value text a case may give (the database keeps no more).
+INDICATOR_NAME_MAX = 100
+INDICATOR_UNIT_MAX = 40
+INDICATOR_TEXT_MAX = 40
+
+
 @dataclass(frozen=True)
 class Indicator:
     """One biochemical indicator (serum test or tumor marker)."""
@@ -332,9 +338,15 @@ def _parse_indicator(value: dict[str, Any]) -> Indicator:
     amount = value.get("value")
     if isinstance(amount, bool) or not isinstance(amount, int | float | str | None):
         raise ValueError(f"indicator {name}: value must be a number, a string or null")
+    if isinstance(amount, str) and len(amount.strip()) > INDICATOR_TEXT_MAX:
+        raise ValueError(f"indicator {name}: value is longer than {INDICATOR_TEXT_MAX} characters")
     unit = value.get("unit")
     if unit is not None and not isinstance(unit, str):
         raise ValueError(f"indicator {name}: unit must be a string or null")
+    if len(name.strip()) > INDICATOR_NAME_MAX:
+        raise ValueError(f"indicator name is longer than {INDICATOR_NAME_MAX} characters")
+    if unit is not None and len(unit) > INDICATOR_UNIT_MAX:
+        raise ValueError(f"indicator {name}: unit is longer than {INDICATOR_UNIT_MAX} characters")
     return Indicator(
         name=name.strip(),
         value=float(amount) if isinstance(amount, int | float) else amount,

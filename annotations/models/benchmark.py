@@ -4,6 +4,12 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from annotations.formats.gastricx import (
+    INDICATOR_NAME_MAX,
+    INDICATOR_TEXT_MAX,
+    INDICATOR_UNIT_MAX,
+)
+
 
 class Family(models.TextChoices):
     VLMEVAL = "vlmeval", _("VLMEvalKit MCQ")
@@ -64,9 +70,11 @@ class Indicator(models.Model):
 
     case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="indicators")
     position = models.PositiveIntegerField(default=0)
-    name = models.CharField(max_length=100)
+    name = models.CharField(max_length=INDICATOR_NAME_MAX)
     value = models.FloatField(null=True, blank=True)
-    unit = models.CharField(max_length=40, blank=True)
+    # The value as the lab wrote it when it is not one number ("<0.5", "positive"): kept, not lost.
+    value_text = models.CharField(max_length=INDICATOR_TEXT_MAX, blank=True)
+    unit = models.CharField(max_length=INDICATOR_UNIT_MAX, blank=True)
     reference_low = models.FloatField(null=True, blank=True)
     reference_high = models.FloatField(null=True, blank=True)
 

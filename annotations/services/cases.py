@@ -8,6 +8,7 @@ written (the volume folder of the import and any new image file).
 
 from __future__ import annotations
 
+import math
 import secrets
 import shutil
 import tempfile
@@ -243,12 +244,14 @@ def _indicators(case: Case, data: CaseData) -> list[Indicator]:
     rows = []
     for position, indicator in enumerate(data.indicators):
         low, high = indicator.reference_range or (None, None)
+        value = _number(indicator.value)
         rows.append(
             Indicator(
                 case=case,
                 position=position,
                 name=indicator.name,
-                value=_number(indicator.value),
+                value=value,
+                value_text=_text_value(indicator.value) if value is None else "",
                 unit=indicator.unit or "",
                 reference_low=low,
                 reference_high=high,
@@ -257,14 +260,20 @@ def _indicators(case: Case, data: CaseData) -> list[Indicator]:
     return rows
 
 
+def _text_value(value: float | str | None) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
 def _number(value: float | str | None) -> float | None:
-    # Labs sometimes write "12.5" as text; a value like "<0.5" has no single number to keep.
-    if value is None or isinstance(value, float):
-        return value
+    # Labs sometimes write "12.5" as text; a value like "<0.5" has no single number (it is kept
+    # as text), nor has "nan" or "inf", which no export could write as JSON.
+    if value is None:
+        return None
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
         return None
+    return number if math.isfinite(number) else None
 
 
 def _volume_fields(files: _PhaseFiles) -> dict:

@@ -80,6 +80,8 @@ def test_a_case_gives_its_stage_indicators_volumes_and_questions(
     assert (data["case_id"], data["tnm"], data["benchmark"]) == ("GX-S-0001", "T3N1M0", "gxs")
     assert [v["phase"] for v in data["volumes"]] == ["arterial", "venous", "delayed"]
     assert [i["name"] for i in data["indicators"] if i["out_of_range"]] == ["CEA"]
+    written = {i["name"]: (i["value"], i["value_text"]) for i in data["indicators"]}
+    assert written["CA19-9"] == (None, "<0.6") and written["CEA"] == (12.4, "")
     assert [i["status"] for i in data["items"]] == ["pending", "pending"]
     assert api.get(reverse("api-case", args=[small_case.pk + 999])).status_code == 404
 

@@ -61,6 +61,11 @@ def test_it_imports_a_case_with_every_part(imported, people):
     indicators = {i.name: i for i in Indicator.objects.filter(case=case)}
     assert indicators["CEA"].out_of_range and not indicators["Hemoglobin"].out_of_range
     assert indicators["CA72-4"].value == 3.1 and indicators["CA72-4"].reference_low is None
+    assert indicators["CA72-4"].value_text == ""
+    # A value that is not one number is kept as the lab wrote it, never dropped.
+    assert (indicators["CA19-9"].value, indicators["CA19-9"].value_text) == (None, "<0.6")
+    assert not indicators["CA19-9"].out_of_range
+    assert (indicators["AFP"].value, indicators["AFP"].value_text) == (None, "nan")
     items = list(Item.objects.filter(case=case).order_by("source_index"))
     assert [i.source_index for i in items] == [1, 2]
     assert (items[0].answer, items[0].task, items[0].options[1]) == (

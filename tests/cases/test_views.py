@@ -75,6 +75,7 @@ def test_the_case_page_shows_viewer_indicators_reports_and_questions(client, imp
     assert response.status_code == 200
     assert page.count('class="ct-viewport') == 4
     assert 'class="out-of-range"' in page  # CEA 12.4 above 0–5
+    assert "&lt;0.6" in page  # CA19-9 as the lab wrote it
     assert "What is the clinical TNM stage?" in page
     # Imported text is escaped, never interpreted as HTML.
     assert "&lt;b&gt;poorly&lt;/b&gt;" in page and "<b>poorly</b>" not in page

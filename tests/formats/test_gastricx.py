@@ -134,6 +134,21 @@ def test_it_reports_missing_fields(tmp_path):
             "indicators[0]",
             "reference_range",
         ),
+        (
+            {"indicators": [{"name": "CEA", "value": "x" * 41, "unit": None}]},
+            "indicators[0]",
+            "value is longer than 40",
+        ),
+        (
+            {"indicators": [{"name": "CEA", "value": 1, "unit": "u" * 41}]},
+            "indicators[0]",
+            "unit is longer than 40",
+        ),
+        (
+            {"indicators": [{"name": "N" * 101, "value": 1, "unit": None}]},
+            "indicators[0]",
+            "name is longer than 100",
+        ),
         ({"case_id": ""}, "case_id", "non-empty"),
         ({"reports": {"pathology": "x"}}, "reports", "unknown report"),
     ],
