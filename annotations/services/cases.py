@@ -49,8 +49,7 @@ from annotations.models import (
 from annotations.services.errors import DomainError
 from annotations.services.images import image_files_delete, image_store
 from annotations.services.imports import ImportFailed
-
-VOLUMES_FOLDER = "volumes"
+from annotations.services.volume_files import VOLUMES_FOLDER
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import pydicom
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.db import transaction
 from pydicom.pixels import apply_modality_lut
 
 from annotations.imaging import ct
@@ -300,3 +301,41 @@ def test_a_broken_endoscopy_image_rolls_back_rows_and_files(tmp_path, people):
         gastricx_import(path=tmp_path / "cases", name="bad", user=people["curator"])
     assert failure.value.problems[0].column == "endoscopy"
     assert_nothing_stored()
+
+
+def test_deleting_volumes_cases_or_the_benchmark_removes_their_files_once_committed(
+    tmp_path, people, django_capture_on_commit_callbacks
+):
+    write_case(tmp_path / "cases", "GX-T-0001")
+    write_case(tmp_path / "cases", "GX-T-0002", phases=SMALL_GEOMETRY)
+    benchmark = gastricx_import(path=tmp_path / "cases", name="gx", user=people["curator"])
+    media = Path(settings.MEDIA_ROOT)
+    first, second = Case.objects.filter(benchmark=benchmark).order_by("case_id")
+    folder = lambda volume: (media / volume.cache_path).parent  # noqa: E731
+    venous = first.volumes.get(phase="venous")
+    kept = [folder(v) for v in first.volumes.exclude(pk=venous.pk)]
+    assert folder(venous).is_dir() and (folder(venous) / "dicom").is_dir()
+
+    venous_id = venous.pk
+    with pytest.raises(RuntimeError), transaction.atomic():  # rolled back: the files stay
+        Volume.objects.get(pk=venous_id).delete()
+        raise RuntimeError
+    assert folder(venous).is_dir()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        Volume.objects.get(pk=venous_id).delete()
+    assert not folder(venous).exists()
+    assert all(path.is_dir() for path in kept)  # the case's other phases stay
+
+    import_root = folder(venous).parents[1]
+    second_folders = [folder(v) for v in second.volumes.all()]
+    assert len(second_folders) == 3 and all(path.is_dir() for path in second_folders)
+    with django_capture_on_commit_callbacks(execute=True):
+        second.delete()
+    assert not any(path.exists() for path in second_folders)
+    assert not second_folders[0].parent.exists()  # the case's folder went with its last phase
+    assert import_root.is_dir() and all(path.is_dir() for path in kept)
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark.delete()
+    assert not import_root.exists()  # the import's folder goes with its last volume
+    assert (media / "volumes").is_dir()
