@@ -5,7 +5,7 @@ from django.urls import path
 from annotations.views import adjudication as adjudication_views
 from annotations.views import agreement as agreement_views
 from annotations.views import cases as case_views
-from annotations.views import core, imports
+from annotations.views import core, imports, item_edit
 from annotations.views import grading as grading_views
 from annotations.views import human_baseline as baseline_views
 from annotations.views import pairs as pair_views
@@ -21,6 +21,7 @@ urlpatterns = [
     path("benchmarks/<slug:name>/", core.benchmark_detail, name="benchmark"),
     path("jobs/<int:pk>/", imports.job_detail, name="job"),
     path("items/<int:pk>/", core.item_detail, name="item"),
+    path("items/<int:pk>/edit/", item_edit.item_edit_view, name="item-edit"),
     path("images/<str:sha256>", core.image_file, name="image"),
     path("healthz", core.health, name="health"),
     path("pairs/", pair_views.pairs_home, name="pairs"),

@@ -72,12 +72,27 @@ class QueueNextApi(APIView):
 
 
 class ItemDetailApi(APIView):
-    """An item's content, status and version (never its reviews)."""
+    """GET: an item's content, status and version (never its reviews). PATCH (curators): a
+    direct correction of the version you saw, saved as a new revision; 409 if it changed."""
 
-    permission_classes = [HasRole.of(*ROLES)]
+    class InputSerializer(serializers.Serializer):
+        version = serializers.IntegerField(min_value=1)
+        content = ContentSerializer()
+        note = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+    def get_permissions(self):
+        roles = (CURATOR,) if self.request.method == "PATCH" else ROLES
+        return [HasRole.of(*roles)()]
 
     @extend_schema(responses=ItemOutput)
     def get(self, request, pk: int):
+        return Response(ItemOutput(_item(pk)).data)
+
+    @extend_schema(request=InputSerializer, responses={200: ItemOutput, 400: ERROR, 409: ERROR})
+    def patch(self, request, pk: int):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.item_edit(item=_item(pk), user=request.user, **data.validated_data)
         return Response(ItemOutput(_item(pk)).data)
 
 

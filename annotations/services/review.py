@@ -93,7 +93,8 @@ def content_clean(raw: dict | None, *, item: Item) -> dict:
         )
     if len(set(options)) != len(options):
         raise DomainError(_("Two options have the same text."))
-    if content["answer"] not in LETTERS[: len(options)]:
+    # One letter: `"" in "ABC"` holds for a string, and an item without an answer is no item.
+    if len(content["answer"]) != 1 or content["answer"] not in LETTERS[: len(options)]:
         raise DomainError(_("The answer must be the letter of one of the options."))
     return content
 

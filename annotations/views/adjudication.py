@@ -21,6 +21,7 @@ from annotations.models.item import LETTERS
 from annotations.selectors import review as selectors
 from annotations.services.errors import ConflictError, DomainError
 from annotations.services.review import content_normalise, item_adjudicate
+from annotations.views.content import posted_content
 
 PAGE = "review/adjudicate.html"
 WORD = re.compile(r"\s+|[^\s]+")
@@ -122,11 +123,7 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
             request, _context(page, error=_("Choose A, B or a new version.")), status=400
         )
     data = form.cleaned_data
-    content = {
-        "question": data["question"],
-        "options": request.POST.getlist("options"),
-        "answer": data["answer"],
-    }
+    content = posted_content(request.POST, question=data["question"], answer=data["answer"])
     try:
         item_adjudicate(
             item=page.item,

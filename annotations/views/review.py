@@ -17,6 +17,7 @@ from annotations.models import Benchmark, ItemStatus, RejectReason
 from annotations.selectors import review as selectors
 from annotations.services.errors import ConflictError, DomainError
 from annotations.services.review import assignments_create, review_submit
+from annotations.views.content import posted_content
 
 PAGE = "review/page.html"
 
@@ -35,11 +36,9 @@ class ReviewForm(forms.Form):
     def content(self, data) -> dict | None:
         if self.cleaned_data["verdict"] != "edit":
             return None
-        return {
-            "question": self.cleaned_data["question"],
-            "options": data.getlist("options"),
-            "answer": self.cleaned_data["answer"],
-        }
+        return posted_content(
+            data, question=self.cleaned_data["question"], answer=self.cleaned_data["answer"]
+        )
 
 
 def work_context(page: selectors.ReviewPage, **extra) -> dict:

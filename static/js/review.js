@@ -33,7 +33,9 @@ setInterval(() => {
 }, 1000);
 
 const activeForm = () =>
-  document.querySelector("[data-review-form], [data-adjudicate-form], [data-baseline-form]");
+  document.querySelector(
+    "[data-review-form], [data-adjudicate-form], [data-baseline-form], [data-edit-form]",
+  );
 
 function setMode(form, mode) {
   form.dataset.mode = mode;
@@ -166,6 +168,13 @@ function adjudicateKeys(form, event) {
   return false;
 }
 
+// The curator's correction page: Ctrl+Enter saves (the server reads the checked row).
+function editKeys(form, event) {
+  if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey)) return false;
+  form.querySelector("[data-save]:not([disabled])")?.click();
+  return true;
+}
+
 function baselineKeys(form, event) {
   const key = event.key.toUpperCase();
   const button = key.length === 1 && form.querySelector(`[data-letter="${key}"]`);
@@ -192,7 +201,9 @@ document.addEventListener("keydown", (event) => {
       ? reviewKeys
       : form.matches("[data-adjudicate-form]")
         ? adjudicateKeys
-        : baselineKeys;
+        : form.matches("[data-edit-form]")
+          ? editKeys
+          : baselineKeys;
     if (handler(form, event)) return event.preventDefault();
   }
   if (event.ctrlKey || event.metaKey) return;

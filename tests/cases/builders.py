@@ -73,7 +73,6 @@ def case_document(case_id: str, **changes: Any) -> dict[str, Any]:
             {"name": "Hemoglobin", "value": 131, "unit": "g/L", "reference_range": [120, 160]},
             {"name": "CA72-4", "value": "3.1", "unit": "U/mL", "reference_range": None},
             {"name": "CA19-9", "value": " <0.6 ", "unit": "U/mL", "reference_range": [0, 37]},
-            {"name": "AFP", "value": "nan", "unit": "ng/mL", "reference_range": [0, 7]},
         ],
         "reports": {
             "diagnostic": "Adenocarcinoma of the gastric body <b>poorly</b> differentiated.",

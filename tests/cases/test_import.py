@@ -66,7 +66,6 @@ def test_it_imports_a_case_with_every_part(imported, people):
     # A value that is not one number is kept as the lab wrote it, never dropped.
     assert (indicators["CA19-9"].value, indicators["CA19-9"].value_text) == (None, "<0.6")
     assert not indicators["CA19-9"].out_of_range
-    assert (indicators["AFP"].value, indicators["AFP"].value_text) == (None, "nan")
     items = list(Item.objects.filter(case=case).order_by("source_index"))
     assert [i.source_index for i in items] == [1, 2]
     assert (items[0].answer, items[0].task, items[0].options[1]) == (
@@ -339,3 +338,23 @@ def test_deleting_volumes_cases_or_the_benchmark_removes_their_files_once_commit
         benchmark.delete()
     assert not import_root.exists()  # the import's folder goes with its last volume
     assert (media / "volumes").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("written", "value", "text"),
+    [
+        (" 12.5 ", 12.5, ""),
+        ("nan", None, "nan"),
+        ("inf", None, "inf"),
+        ("positive", None, "positive"),
+    ],
+)
+def test_an_indicator_written_as_text_keeps_its_number_or_its_words(
+    tmp_path, people, written, value, text
+):
+    indicators = [{"name": "AFP", "value": written, "unit": "ng/mL", "reference_range": [0, 7]}]
+    document = case_document("GX-T-0009", indicators=indicators)
+    write_case(tmp_path / "cases", "GX-T-0009", phases=SMALL_GEOMETRY, document=document)
+    gastricx_import(path=tmp_path / "cases", name="gx-text", user=people["curator"])
+    indicator = Indicator.objects.get(name="AFP")
+    assert (indicator.value, indicator.value_text) == (value, text)

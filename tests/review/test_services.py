@@ -149,6 +149,8 @@ class AgreementRuleTests(TestCase):
         bad = [
             edit(options=["Only one"], answer="A"),
             edit(answer="F"),
+            edit(answer=""),  # no answer at all
+            edit(answer="AB"),
             edit(question="  "),
             edit(options=["Same", "Same"], answer="A"),
             {"verdict": "reject"},

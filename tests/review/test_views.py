@@ -104,6 +104,25 @@ class ReviewPageTests(ViewTestCase):
         self.assertEqual(review.content["options"], ["Ulcer", "Polyp", "Erosion"])
         self.assertEqual(review.content["answer"], "C")
 
+    def test_the_checked_row_is_the_answer_even_after_an_empty_row(self):
+        # The browser's letter counts rows; the saved options drop the empty one, so the
+        # answer is taken from the checked row's position (answer_pick), not from that letter.
+        self.login("reviewer")
+        data = {
+            "verdict": "edit",
+            "version": 1,
+            "question": "Which lesion?",
+            "options": ["Ulcer", "", "Polyp", "Erosion"],
+            "answer": "C",
+            "answer_pick": "2",
+        }
+        self.client.post(self.url, data, **HTMX)
+        review = Review.objects.get()
+        self.assertEqual(
+            (review.content["options"], review.content["answer"]),
+            (["Ulcer", "Polyp", "Erosion"], "B"),
+        )
+
     def test_the_last_item_leaves_an_empty_queue(self):
         self.login("reviewer")
         self.client.post(self.url, {"verdict": "accept", "version": 1}, **HTMX)

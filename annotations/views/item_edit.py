@@ -1,0 +1,111 @@
+"""A curator's direct correction of an item (question, hint, options, answer): a new revision,
+saved only over the version the curator saw."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from annotations.access import CURATOR, role_required
+from annotations.models import Item
+from annotations.models.item import LETTERS
+from annotations.services.errors import ConflictError, DomainError
+from annotations.services.review import EDITABLE_STATUSES, item_edit
+from annotations.views.content import posted_content
+
+PAGE = "annotations/item_edit.html"
+
+
+class ItemEditForm(forms.Form):
+    version = forms.IntegerField(min_value=1)
+    question = forms.CharField(required=False, strip=False)
+    hint = forms.CharField(required=False, strip=False)
+    answer = forms.CharField(required=False, max_length=1)
+    note = forms.CharField(required=False, max_length=500)
+
+
+def _draft(content: dict, note: str = "") -> dict:
+    """What the form shows: a content (saved or typed) with lettered option rows."""
+    options = list(content.get("options") or [])
+    return {
+        "question": content.get("question", ""),
+        "hint": content.get("hint", ""),
+        "options": list(zip(LETTERS, options, strict=False)) or [("A", ""), ("B", "")],
+        "answer": content.get("answer", ""),
+        "note": note,
+    }
+
+
+def _item(pk: int) -> Item:
+    queryset = Item.objects.select_related("benchmark").prefetch_related("item_images__image")
+    return get_object_or_404(queryset, pk=pk)
+
+
+def _page(request, item: Item, *, draft: dict, version: int, status: int = 200, **extra):
+    context = {
+        "item": item,
+        "draft": draft,
+        "version": version,
+        "editable": item.status in EDITABLE_STATUSES,
+        **extra,
+    }
+    return render(request, PAGE, context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(CURATOR)
+def item_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
+    item = _item(pk)
+    if request.method == "GET":
+        return _page(request, item, draft=_draft(item.content()), version=item.version)
+    form = ItemEditForm(request.POST)
+    if not form.is_valid():
+        draft = _draft(item.content())
+        return _page(
+            request,
+            item,
+            draft=draft,
+            version=item.version,
+            status=400,
+            error=_("The form was incomplete; reload the page and try again."),
+        )
+    data = form.cleaned_data
+    content = posted_content(
+        request.POST, question=data["question"], answer=data["answer"], hint=data["hint"]
+    )
+    try:
+        version = item_edit(
+            item=item,
+            user=request.user,
+            version=data["version"],
+            content=content,
+            note=data["note"],
+        )
+    except ConflictError as error:
+        # Nothing typed is lost: the draft stays in the form, beside what the item now says.
+        # Saving it again is a deliberate decision over the version now shown.
+        current = _item(pk)
+        return _page(
+            request,
+            current,
+            draft=_draft(content, data["note"]),
+            version=current.version,
+            status=409,
+            error=str(error),
+            conflict=True,
+        )
+    except DomainError as error:
+        return _page(
+            request,
+            item,
+            draft=_draft(content, data["note"]),
+            version=data["version"],
+            status=400,
+            error=str(error),
+        )
+    messages.success(request, _("Saved as version %(version)s.") % {"version": version})
+    return redirect("item", pk=item.pk)
