@@ -21,6 +21,7 @@ from annotations.selectors import triage as selectors
 from annotations.services.triage import triage_schedule, triage_setting_update
 
 PAGE = "triage/page.html"
+RESULTS_UPDATE = "triage/_results_update.html"
 PER_PAGE = 20
 
 LABELS = {
@@ -171,7 +172,8 @@ def triage_page(request: HttpRequest, name: str) -> HttpResponse:
         "sort": sort,
         "job": selectors.triage_job_active(benchmark),
     }
-    template = f"{PAGE}#results" if request.htmx and request.htmx.target == "results" else PAGE
+    # A filter change swaps the results; the sidebar's reasons follow out of band.
+    template = RESULTS_UPDATE if request.htmx and request.htmx.target == "results" else PAGE
     return render(request, template, context)
 
 

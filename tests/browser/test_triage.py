@@ -78,6 +78,12 @@ def test_a_curator_filters_the_suspects_opens_one_and_reviews_it(page, live_serv
     suspect = page.locator(".suspect")
     assert "#3" in suspect.locator("h3").inner_text()
     assert "gt text ≠ answer option" in suspect.inner_text()
+    # The sidebar follows the filter: its highlight moved from "All suspects" to the reason.
+    assert (
+        page.locator("#reason-nav li.selected [data-reason]").get_attribute("data-reason")
+        == "gt_mismatch"
+    )
+    assert page.locator("#reason-nav .reason-all.selected").count() == 0
     screenshot(page, "triage_filtered")
 
     suspect.locator("a.review-link").click()

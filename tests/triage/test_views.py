@@ -64,6 +64,12 @@ class TriagePageTests(TestCase):
         )  # fmt: skip
         self.assertContains(response, 'id="results"')
         self.assertNotContains(response, "<html")
+        # The sidebar's reasons come along out of band, with the filtered reason highlighted.
+        self.assertContains(response, 'id="reason-nav" hx-swap-oob="true"')
+        self.assertContains(
+            response, '<li class="selected">\n          <a href="?reason=answer_out_of_range'
+        )
+        self.assertNotContains(response, 'class="reason-all selected"')
 
     def test_the_page_runs_the_same_number_of_queries_for_more_suspects(self):
         self.login("curator")
