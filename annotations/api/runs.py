@@ -119,6 +119,19 @@ class RunCancelApi(APIView):
         return Response(RunOutputSerializer(run_selectors.run_get(pk=run.pk)).data)
 
 
+class RunRetryApi(APIView):
+    """An ended run back to the queue for the items without a good answer (failed requests,
+    items a failed or cancelled run never reached); its good answers are kept."""
+
+    permission_classes = [HasRole.of(CURATOR)]
+
+    @extend_schema(request=None, responses={200: RunOutputSerializer})
+    def post(self, request, pk: int):
+        run = get_object_or_404(run_selectors.run_list(), pk=pk)
+        run_services.run_retry(run=run)
+        return Response(RunOutputSerializer(run_selectors.run_get(pk=run.pk)).data)
+
+
 class BenchmarkLeaderboardApi(APIView):
     """Finished runs of a benchmark, best first, with accuracy overall and by every field."""
 

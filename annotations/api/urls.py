@@ -22,6 +22,7 @@ urlpatterns = [
     path("runs/", run_apis.RunListCreateApi.as_view(), name="api-runs"),
     path("runs/<int:pk>/", run_apis.RunDetailApi.as_view(), name="api-run"),
     path("runs/<int:pk>/cancel/", run_apis.RunCancelApi.as_view(), name="api-run-cancel"),
+    path("runs/<int:pk>/retry/", run_apis.RunRetryApi.as_view(), name="api-run-retry"),
     path(
         "benchmarks/<slug:name>/leaderboard/",
         run_apis.BenchmarkLeaderboardApi.as_view(),

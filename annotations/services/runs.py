@@ -199,6 +199,40 @@ def run_cancel(*, run: Run) -> bool:
     return bool(changed)
 
 
+_ENDED = (RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED)
+
+
+@transaction.atomic
+def run_retry(*, run: Run, enqueue: bool = True) -> int:
+    """Send an ended run back to the queue for the items it has no good answer for: those
+    whose request failed after every retry (their error rows are cleared), and those a failed or
+    cancelled run never reached. Good answers are kept as they are. Returns the number of
+    failed answers cleared."""
+    if run.kind == RunKind.HUMAN:
+        raise DomainError(_("A human baseline is answered by its clinician; it is not retried."))
+    total = run_items_queryset(benchmark=run.benchmark, filters=run.filters).count()
+    predictions = Prediction.objects.filter(run_id=run.pk)
+    failed = predictions.exclude(error="")
+    if not failed.exists() and predictions.count() >= total:
+        raise DomainError(_("Every item of this run has an answer: there is nothing to retry."))
+    reopened = Run.objects.filter(pk=run.pk, status__in=_ENDED).update(
+        status=RunStatus.QUEUED, error="", finished_at=None, total=total
+    )
+    if not reopened:
+        raise DomainError(_("Only an ended run can be retried."), code="not_ended")
+    cleared, _by_model = failed.delete()
+    # Counts and scores of what is kept, until the run finishes again.
+    Run.objects.filter(pk=run.pk).update(
+        completed=predictions.count(), failed=0, summary=run_summarize(run=run)
+    )
+    if enqueue:
+        from annotations.tasks.runs import run_execute as run_execute_task  # import cycle
+
+        transaction.on_commit(lambda: run_execute_task.delay(run.pk))
+    run.refresh_from_db()
+    return cleared
+
+
 # --- scoring -------------------------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
@@ -181,6 +182,27 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, _("Run cancelled."))
     else:
         messages.info(request, _("This run had already ended."))
+    return redirect("run", pk=run.pk)
+
+
+@require_POST
+@role_required(CURATOR)
+def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk)
+    try:
+        cleared = run_services.run_retry(run=run)
+    except DomainError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(
+            request,
+            ngettext(
+                "%(n)d failed answer cleared; the run is queued again.",
+                "%(n)d failed answers cleared; the run is queued again.",
+                cleared,
+            )
+            % {"n": cleared},
+        )
     return redirect("run", pk=run.pk)
 
 

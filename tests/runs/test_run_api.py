@@ -10,7 +10,7 @@ from django.test import TestCase
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotations.models import Run, RunStatus
+from annotations.models import Prediction, Run, RunStatus
 from annotations.services import runs as run_services
 from tests.factories import make_personas
 from tests.runs.helpers import fast_passwords, make_done_run, make_run_benchmark
@@ -81,6 +81,20 @@ class RunApiTests(TestCase):
         self.assertEqual(response.json()["status"], RunStatus.CANCELLED)
         self.assertEqual(api.post(f"/api/runs/{run.pk}/cancel/").status_code, 400)
         self.assertEqual(api.get(f"/api/runs/{run.pk}/cancel/").status_code, 405)
+
+    def test_it_retries_an_ended_run_and_refuses_one_with_nothing_to_retry(self):
+        api = self.as_("curator")
+        response = api.post(f"/api/runs/{self.done.pk}/retry/")
+        self.assertEqual(response.status_code, 400)
+        self.assertIn("nothing to retry", response.json()["detail"])
+        Prediction.objects.filter(run=self.done).update(error="timed out", raw_text="")
+        response = api.post(f"/api/runs/{self.done.pk}/retry/")
+        self.assertEqual(response.status_code, 200)
+        self.assertEqual((response.json()["status"], response.json()["failed"]), ("queued", 0))
+        self.assertFalse(Prediction.objects.filter(run=self.done).exists())
+        self.assertEqual(
+            self.as_("reviewer").post(f"/api/runs/{self.done.pk}/retry/").status_code, 403
+        )
 
     def test_it_gives_the_leaderboard(self):
         response = self.as_("curator").get("/api/benchmarks/endo-api/leaderboard/")

@@ -325,6 +325,81 @@ class ResumeAndCancelTests(TestCase):
         self.assertEqual(run.summary["overall"]["n"], run.completed)
 
 
+class RetryTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.benchmark, cls.items = make_run_benchmark(6)
+
+    def test_a_retry_asks_again_only_for_the_failed_items_and_keeps_the_good_answers(self):
+        recovered = threading.Event()
+
+        def frame(request_json) -> int:
+            return int(prompt_text(request_json).split("frame ")[1].split("?")[0])
+
+        def odd_frames_fail_until_recovered(request_json, attempt_no):
+            if recovered.is_set():
+                return Reply(text="B")
+            return Reply(status=503, text="") if frame(request_json) % 2 else Reply(text="A")
+
+        with FakeOpenAIServer(odd_frames_fail_until_recovered) as server:
+            endpoint = make_endpoint(server.base_url, max_retries=1)
+            run = run_services.run_create(
+                benchmark=self.benchmark, endpoint=endpoint, enqueue=False
+            )
+            run = execute(run)
+            self.assertEqual((run.status, run.completed, run.failed), (RunStatus.DONE, 6, 3))
+            good = dict(run.predictions.filter(error="").values_list("item_id", "pk"))
+
+            with self.captureOnCommitCallbacks() as queued:
+                cleared = run_services.run_retry(run=run)
+            self.assertEqual(cleared, 3)
+            self.assertEqual(len(queued), 1)  # the run's task, once committed
+            run.refresh_from_db()
+            self.assertEqual((run.status, run.completed, run.failed), (RunStatus.QUEUED, 3, 0))
+            self.assertIsNone(run.finished_at)
+
+            recovered.set()
+            asked_before = len(server.requests)
+            run = execute(run)
+            asked = sorted(frame(r) for r in server.requests[asked_before:])
+        self.assertEqual(asked, [1, 3, 5])
+        self.assertEqual((run.status, run.completed, run.failed), (RunStatus.DONE, 6, 0))
+        kept = dict(run.predictions.filter(raw_text="A").values_list("item_id", "pk"))
+        self.assertEqual(kept, good)  # the good answers are the same rows, untouched
+        self.assertEqual(run.predictions.filter(raw_text="B").count(), 3)
+        self.assertEqual(run.summary["overall"]["n"], 6)
+
+    def test_a_cancelled_run_is_resumed_where_it_stopped(self):
+        run = run_services.run_create(
+            benchmark=self.benchmark,
+            endpoint=run_services.endpoint_ensure_baseline(baseline="first"),
+            enqueue=False,
+        )
+        for item in self.items[:2]:
+            Prediction.objects.create(run=run, item=item, raw_text="A", extracted="A", hit=True)
+        run_services.run_cancel(run=run)
+        self.assertEqual(run_services.run_retry(run=run, enqueue=False), 0)
+        run = execute(run)
+        self.assertEqual((run.status, run.completed), (RunStatus.DONE, 6))
+
+    def test_what_cannot_be_retried_is_refused(self):
+        run = run_services.run_create(
+            benchmark=self.benchmark,
+            endpoint=run_services.endpoint_ensure_baseline(baseline="first"),
+            enqueue=False,
+        )
+        with self.assertRaisesMessage(DomainError, "Only an ended run"):
+            run_services.run_retry(run=run, enqueue=False)  # still queued
+        run = execute(run)
+        with self.assertRaisesMessage(DomainError, "nothing to retry"):
+            run_services.run_retry(run=run, enqueue=False)  # every item answered
+        Run.objects.filter(pk=run.pk).update(kind="human")
+        run.refresh_from_db()
+        with self.assertRaisesMessage(DomainError, "human baseline"):
+            run_services.run_retry(run=run, enqueue=False)
+        self.assertEqual(Run.objects.get(pk=run.pk).status, RunStatus.DONE)
+
+
 class ThreadedWritesTests(TransactionTestCase):
     """The pool threads never touch the database: committed rows only, as in a worker."""
 

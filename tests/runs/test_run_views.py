@@ -210,6 +210,52 @@ class RunCancelTests(RunPagesTestCase):
         self.assertEqual(self.client.post(url).status_code, 403)
 
 
+class RunRetryTests(RunPagesTestCase):
+    def failed_run(self) -> Run:
+        run = make_done_run(self.benchmark, self.items, label="flaky", answers={1: "A", 2: "B"})
+        Prediction.objects.filter(run=run, item__source_index__gt=2).update(
+            raw_text="", extracted="", hit=False, error="HTTP 503 after 3 attempts"
+        )
+        Run.objects.filter(pk=run.pk).update(failed=4)
+        run.refresh_from_db()
+        return run
+
+    def test_the_page_offers_a_retry_of_a_run_with_errors_only(self):
+        self.login()
+        run = self.failed_run()
+        self.assertContains(self.client.get(reverse("run", args=[run.pk])), "data-retry")
+        self.assertNotContains(self.client.get(reverse("run", args=[self.good.pk])), "data-retry")
+
+    def test_a_retry_clears_the_failed_answers_and_queues_the_run(self):
+        run = self.failed_run()
+        self.login()
+        with self.captureOnCommitCallbacks() as queued:
+            response = self.client.post(reverse("run-retry", args=[run.pk]))
+        self.assertRedirects(response, reverse("run", args=[run.pk]), fetch_redirect_response=False)
+        self.assertEqual(len(queued), 1)
+        run.refresh_from_db()
+        self.assertEqual((run.status, run.completed, run.failed), (RunStatus.QUEUED, 2, 0))
+        self.assertEqual(sorted(run.predictions.values_list("extracted", flat=True)), ["A", "B"])
+        self.assertEqual(run.summary["overall"]["n"], 2)  # scored on what is kept
+        page = self.client.get(response["Location"])
+        self.assertContains(page, "4 failed answers cleared; the run is queued again.")
+
+    def test_nothing_to_retry_is_said_and_nothing_changes(self):
+        self.login()
+        response = self.client.post(reverse("run-retry", args=[self.good.pk]), follow=True)
+        self.assertContains(response, "nothing to retry")
+        self.good.refresh_from_db()
+        self.assertEqual(self.good.status, RunStatus.DONE)
+
+    def test_only_curators_retry_and_only_by_post(self):
+        url = reverse("run-retry", args=[self.good.pk])
+        self.assertEqual(self.client.post(url).status_code, 302)
+        self.login("reviewer")
+        self.assertEqual(self.client.post(url).status_code, 403)
+        self.login()
+        self.assertEqual(self.client.get(url).status_code, 405)
+
+
 class LeaderboardTests(RunPagesTestCase):
     url = reverse("leaderboard", args=["endo-runs"])
 
