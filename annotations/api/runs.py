@@ -28,6 +28,7 @@ class RunOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="pk")
     benchmark = serializers.CharField(source="benchmark.name")
     endpoint = serializers.CharField(source="endpoint.name", allow_null=True, default=None)
+    judge = serializers.CharField(source="judge.name", allow_null=True, default=None)
     label = serializers.CharField()
     kind = serializers.CharField()
     status = serializers.CharField()
@@ -61,6 +62,10 @@ class RunListCreateApi(ListAPIView):
         )
         seed = serializers.IntegerField(default=0)
         label = serializers.CharField(required=False, default="", allow_blank=True)
+        judge = serializers.CharField(
+            required=False,
+            help_text="name of a ModelEndpoint that reads the answers the rules cannot",
+        )
 
         def validate(self, data: dict) -> dict:
             if bool(data.get("endpoint")) == bool(data.get("baseline")):
@@ -82,9 +87,11 @@ class RunListCreateApi(ListAPIView):
             endpoint = run_services.endpoint_ensure_baseline(baseline=data["baseline"])
         else:
             endpoint = get_object_or_404(ModelEndpoint, name=data["endpoint"])
+        judge = get_object_or_404(ModelEndpoint, name=data["judge"]) if data.get("judge") else None
         run = run_services.run_create(
             benchmark=benchmark,
             endpoint=endpoint,
+            judge=judge,
             filters=data["filters"],
             with_image=data["with_image"],
             concurrency=data["concurrency"],

@@ -60,6 +60,10 @@ class Run(models.Model):
         ModelEndpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
     )
     kind = models.CharField(max_length=20, choices=RunKind.choices)
+    # An OpenAI-compatible model that reads the answers the rules cannot (optional).
+    judge = models.ForeignKey(
+        ModelEndpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     label = models.CharField(max_length=200)
     human = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
@@ -99,7 +103,7 @@ class Prediction(models.Model):
     raw_text = models.TextField(blank=True)
     extracted = models.CharField(max_length=1, blank=True)
     hit = models.BooleanField(null=True)
-    judged_by_llm = models.BooleanField(default=False)
+    judged_by_llm = models.BooleanField(default=False)  # `extracted` is the judge's reading
     latency_ms = models.FloatField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)

@@ -34,12 +34,14 @@ LEADERBOARD_STATUSES = (RunStatus.DONE, RunStatus.CANCELLED)
 
 
 def run_list(*, benchmark: Benchmark | None = None) -> QuerySet[Run]:
-    runs = Run.objects.select_related("benchmark", "endpoint").order_by("-created_at", "-pk")
+    runs = Run.objects.select_related("benchmark", "endpoint", "judge").order_by(
+        "-created_at", "-pk"
+    )
     return runs.filter(benchmark=benchmark) if benchmark else runs
 
 
 def run_get(*, pk: int) -> Run:
-    return Run.objects.select_related("benchmark", "endpoint").get(pk=pk)
+    return Run.objects.select_related("benchmark", "endpoint", "judge").get(pk=pk)
 
 
 def run_predictions(

@@ -57,6 +57,7 @@ from annotations.models import (
     RunStatus,
 )
 from annotations.scoring import breakdown, extract_mcq, extract_medqdeg, is_refusal
+from annotations.scoring.judge import build_judge_prompt, read_judge_reply
 from annotations.services.errors import DomainError
 from annotations.services.images import image_bytes
 from annotations.services.triage import triage_schedule
@@ -157,14 +158,20 @@ def run_create(
     label: str = "",
     created_by: Any = None,
     enqueue: bool = True,
+    judge: ModelEndpoint | None = None,
 ) -> Run:
-    """Create a run over the items matching `filters` and (after commit) queue its execution."""
+    """Create a run over the items matching `filters` and (after commit) queue its execution;
+    `judge`, an OpenAI-compatible endpoint, reads the answers the rules cannot."""
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         raise DomainError(
             _("Concurrency must be between 1 and %(max)d.") % {"max": MAX_CONCURRENCY}
         )
     if endpoint.kind == EndpointKind.OPENAI and not (endpoint.base_url and endpoint.model):
         raise DomainError(_("This endpoint has no base URL or model name."))
+    if judge is not None and not (
+        judge.kind == EndpointKind.OPENAI and judge.base_url and judge.model
+    ):
+        raise DomainError(_("The judge must be a model endpoint with a base URL and a model name."))
     cleaned = run_filters_clean(filters)
     total = run_items_queryset(benchmark=benchmark, filters=cleaned).count()
     if total == 0:
@@ -175,6 +182,7 @@ def run_create(
         benchmark=benchmark,
         endpoint=endpoint,
         kind=RunKind.BASELINE if endpoint.kind == EndpointKind.BASELINE else RunKind.MODEL,
+        judge=judge,
         label=label,
         filters=cleaned,
         with_image=with_image,
@@ -238,20 +246,29 @@ def run_retry(*, run: Run, enqueue: bool = True) -> int:
 
 def prediction_score(*, item: Item, family: str, text: str) -> tuple[str, bool]:
     """(extracted letter or "", hit) for an answer, with the family's own extraction rules."""
-    options = dict(item.lettered_options)
+    extracted = answer_letter(options=dict(item.lettered_options), family=family, text=text)
+    return extracted, bool(extracted) and extracted == item.answer
+
+
+def answer_letter(*, options: dict[str, str], family: str, text: str) -> str:
+    """The option letter an answer gives by the family's rules, or ''."""
     if family == Family.MEDQDEG:
         letters = "".join(letter for letter in options if letter in "ABCDE")
         extracted = extract_medqdeg(text, letters) if letters else None
     else:
         extracted = extract_mcq(text, options)
-    extracted = extracted or ""
-    return extracted, bool(extracted) and extracted == item.answer
+    return extracted or ""
 
 
 def run_summarize(*, run: Run) -> dict[str, Any]:
     """Accuracy overall and by every summary field present, each with its Wilson 95% interval."""
     rows = Prediction.objects.filter(run=run).values(
-        "hit", "error", "raw_text", "extracted", *(f"item__{f}" for f in SUMMARY_FIELDS)
+        "hit",
+        "error",
+        "raw_text",
+        "extracted",
+        "judged_by_llm",
+        *(f"item__{f}" for f in SUMMARY_FIELDS),
     )
     records: list[dict[str, Any]] = []
     counts: Counter[str] = Counter()
@@ -261,6 +278,7 @@ def run_summarize(*, run: Run) -> dict[str, Any]:
         records.append(record)
         counts["failed"] += bool(row["error"])
         counts["unmatched"] += not row["error"] and not row["extracted"]
+        counts["judged"] += bool(row["judged_by_llm"])
         counts["refusals"] += is_refusal(row["raw_text"])
     result = breakdown(records, SUMMARY_FIELDS)
     by = {
@@ -290,6 +308,7 @@ class _Outcome:
     completion: Completion | None
     error: str = ""
     latency_ms: float | None = None
+    judged: str | None = None  # the judge's letter ('' for none); None when not asked
 
 
 def provider_for(run: Run) -> Any:
@@ -299,6 +318,15 @@ def provider_for(run: Run) -> Any:
         raise DomainError(_("This run has no endpoint to execute."))
     if endpoint.kind == EndpointKind.BASELINE:
         return _baseline_for(run, endpoint.baseline)
+    return _chat_provider(endpoint)
+
+
+def judge_for(run: Run) -> Any:
+    """The OpenAI-compatible client of the run's LLM judge, or None without one."""
+    return _chat_provider(run.judge) if run.judge_id else None
+
+
+def _chat_provider(endpoint: ModelEndpoint) -> Any:
     api_key = None
     if endpoint.api_key_env:
         api_key = os.environ.get(endpoint.api_key_env)
@@ -382,10 +410,10 @@ def run_execute(
     """
     if not _run_claim(run_id):
         return None
-    run = Run.objects.select_related("benchmark", "endpoint").get(pk=run_id)
+    run = Run.objects.select_related("benchmark", "endpoint", "judge").get(pk=run_id)
     try:
         provider = provider or provider_for(run)
-        _Executor(run, provider, progress, poll_seconds).execute()
+        _Executor(run, provider, progress, poll_seconds, judge_for(run)).execute()
     except Exception as error:
         run_fail(run_id=run_id, error=str(error) or error.__class__.__name__)
         raise
@@ -430,8 +458,11 @@ def _items_in_batches(ids: list[int]) -> Iterator[Item]:
         yield from (loaded[pk] for pk in batch if pk in loaded)
 
 
-def _answer(provider: Any, item: InferenceItem, image_names: list[Any], run: Run) -> _Outcome:
-    """Runs in a pool thread: read the images from storage and ask the provider. No ORM here."""
+def _answer(
+    provider: Any, item: InferenceItem, image_names: list[Any], run: Run, judge: Any = None
+) -> _Outcome:
+    """Runs in a pool thread: read the images from storage and ask the provider (then the judge,
+    for an answer the rules cannot read). No ORM here."""
     started = time.perf_counter()
     try:
         item.images = [image_bytes(image) for image in image_names]
@@ -442,12 +473,32 @@ def _answer(provider: Any, item: InferenceItem, image_names: list[Any], run: Run
             template=(run.endpoint.prompt_template or None) if run.endpoint else None,
             with_image=run.with_image,
         )
-        return _Outcome(completion)
+        return _Outcome(completion, judged=_judged(judge, item, completion.text, run))
     except ProviderError as error:
         return _Outcome(None, str(error), (time.perf_counter() - started) * 1000)
     except Exception as error:  # a bad image file must fail its item, not the whole run
         log.exception("run %s: item %s failed", run.pk, item.key)
         return _Outcome(None, f"{error.__class__.__name__}: {error}")
+
+
+def _judged(judge: Any, item: InferenceItem, text: str, run: Run) -> str | None:
+    """The judge's letter for an answer the rules cannot read; None when the rules can, when
+    there is no judge, or when the judge could not be reached (the answer stays unmatched)."""
+    family = run.benchmark.family
+    if (
+        judge is None
+        or not text.strip()
+        or answer_letter(options=item.options, family=family, text=text)
+    ):
+        return None
+    prompt = build_judge_prompt(item.question, item.options, text)
+    try:
+        reply = judge.complete([{"role": "user", "content": prompt}])
+    except ProviderError as error:
+        log.warning("run %s: item %s: the judge failed: %s", run.pk, item.key, error)
+        return None
+    letters = "".join(letter for letter, option in item.options.items() if str(option).strip())
+    return read_judge_reply(reply.text, letters)
 
 
 @dataclass
@@ -466,10 +517,16 @@ class _Executor:
     """
 
     def __init__(
-        self, run: Run, provider: Any, progress: ProgressCallback | None, poll_seconds: float
+        self,
+        run: Run,
+        provider: Any,
+        progress: ProgressCallback | None,
+        poll_seconds: float,
+        judge: Any = None,
     ) -> None:
         self.run = run
         self.provider = provider
+        self.judge = judge
         self.progress = progress
         self.poll_seconds = poll_seconds
         self.cancelled = False
@@ -515,7 +572,10 @@ class _Executor:
     def _work(self) -> None:
         while (job := self.todo.get()) is not None:
             self.done.put(
-                (job.item, _answer(self.provider, job.inference_item, job.images, self.run))
+                (
+                    job.item,
+                    _answer(self.provider, job.inference_item, job.images, self.run, self.judge),
+                )
             )
 
     def _drain_todo(self) -> int:
@@ -577,11 +637,15 @@ class _Executor:
         completion = outcome.completion
         text = completion.text if completion else ""
         extracted, hit = prediction_score(item=item, family=self.run.benchmark.family, text=text)
+        judged = outcome.judged is not None
+        if judged:  # the rules read nothing; the judge's reading counts, recorded as such
+            extracted, hit = outcome.judged, bool(outcome.judged) and outcome.judged == item.answer
         return {
             "item_version": item.version,
             "raw_text": text,
             "extracted": extracted,
             "hit": hit,
+            "judged_by_llm": judged,
             "error": outcome.error[:2000],
             "latency_ms": completion.latency_ms if completion else outcome.latency_ms,
             "prompt_tokens": completion.prompt_tokens if completion else None,
@@ -604,6 +668,7 @@ __all__ = [
     "SUMMARY_FIELDS",
     "endpoint_ensure_baseline",
     "endpoint_ensure_openai",
+    "judge_for",
     "prediction_score",
     "provider_for",
     "run_cancel",

@@ -42,6 +42,7 @@ class RunCreateForm(forms.Form):
         label=_("Requests in flight"),
     )
     with_image = forms.BooleanField(required=False, initial=True, label=_("Send the image"))
+    judge = forms.ChoiceField(required=False, label=_("LLM judge for unmatched answers"))
     label = forms.CharField(required=False, max_length=200, label=_("Label"))
     name = forms.CharField(required=False, max_length=100, label=_("Endpoint name"))
     base_url = forms.URLField(required=False, assume_scheme="http", label=_("Base URL"))
@@ -60,6 +61,9 @@ class RunCreateForm(forms.Form):
             *((f"baseline:{key}", label) for key, label in BASELINE_LABELS.items()),
             *((f"endpoint:{e.pk}", f"{e.name} · {e.model}") for e in endpoints),
             ("new", _("A new OpenAI-compatible endpoint…")),
+        ]
+        self.fields["judge"].choices = [("", _("None: unmatched answers count wrong"))] + [
+            (str(e.pk), f"{e.name} · {e.model}") for e in endpoints
         ]
         self.fields["status"].choices = [
             ("", _("Any status")),
@@ -90,6 +94,10 @@ class RunCreateForm(forms.Form):
             model=self.cleaned_data["model"],
             api_key_env=self.cleaned_data["api_key_env"] or "",
         )
+
+    def judge_endpoint(self) -> ModelEndpoint | None:
+        chosen = self.cleaned_data.get("judge")
+        return get_object_or_404(ModelEndpoint, pk=int(chosen)) if chosen else None
 
     def filters(self) -> dict:
         data = self.cleaned_data
@@ -130,6 +138,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
             concurrency=form.cleaned_data["concurrency"],
             label=form.cleaned_data["label"],
             created_by=request.user,
+            judge=form.judge_endpoint(),
         )
     except DomainError as error:
         form.add_error(None, str(error))

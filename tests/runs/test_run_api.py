@@ -53,6 +53,20 @@ class RunApiTests(TestCase):
         self.assertEqual(response.json()["status"], "queued")
         self.assertEqual(len(callbacks), 1)
 
+    def test_a_run_may_name_an_llm_judge(self):
+        run_services.endpoint_ensure_openai(
+            name="judge-gpt", base_url="http://127.0.0.1:9/v1", model="judge-model"
+        )
+        body = {"benchmark": "endo-api", "baseline": "random", "judge": "judge-gpt"}
+        with self.captureOnCommitCallbacks(execute=False):
+            response = self.as_("curator").post("/api/runs/", body, format="json")
+        self.assertEqual(response.status_code, 201, response.content)
+        self.assertEqual(response.json()["judge"], "judge-gpt")
+        body["judge"] = "nobody"
+        self.assertEqual(
+            self.as_("curator").post("/api/runs/", body, format="json").status_code, 404
+        )
+
     def test_it_rejects_both_or_neither_endpoint_and_baseline_and_bad_filters(self):
         api = self.as_("curator")
         self.assertEqual(

@@ -61,6 +61,25 @@ class RunModelCommandTests(TestCase):
         self.assertIn(f"run {run.pk}: overall accuracy 0.4000", output)
         self.assertEqual(run.endpoint.name, f"fake-vlm@127.0.0.1:{server.port}")
 
+    def test_a_judge_reads_what_the_rules_cannot(self):
+        with (
+            FakeOpenAIServer(answer_letter("Probably the second finding listed")) as model,
+            FakeOpenAIServer(answer_letter("B")) as judge,
+        ):
+            self.call(
+                "--base-url", model.base_url, "--model", "fake-vlm", "--limit", "3",
+                "--judge-base-url", judge.base_url, "--judge-model", "fake-judge",
+            )  # fmt: skip
+            asked = len(judge.requests)
+        run = Run.objects.get()
+        self.assertEqual(asked, 3)
+        self.assertEqual(run.judge.model, "fake-judge")
+        self.assertEqual(
+            set(run.predictions.values_list("extracted", "judged_by_llm")), {("B", True)}
+        )
+        with self.assertRaises(CommandError):
+            self.call("--baseline", "first", "--judge-model", "fake-judge")
+
     def test_it_needs_a_model_or_a_baseline_and_a_known_benchmark(self):
         with self.assertRaises(CommandError):
             self.call()

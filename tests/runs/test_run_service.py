@@ -400,6 +400,76 @@ class RetryTests(TestCase):
         self.assertEqual(Run.objects.get(pk=run.pk).status, RunStatus.DONE)
 
 
+class JudgeTests(TestCase):
+    """An LLM judge (a second loopback server) reads the answers the rules cannot."""
+
+    @classmethod
+    def setUpTestData(cls):
+        cls.benchmark, cls.items = make_run_benchmark(6)
+
+    @staticmethod
+    def frame(request_json) -> int:
+        return int(prompt_text(request_json).split("frame ")[1].split("?")[0])
+
+    def model(self, request_json, attempt_no):
+        # Frames 1-2 answer plainly (the rules read them); the others ramble.
+        if self.frame(request_json) <= 2:
+            return Reply(text="A")
+        return Reply(text="Looking at the mucosa, I would lean towards the second finding.")
+
+    def run_with_judge(self, judge_script, **params):
+        with (
+            FakeOpenAIServer(self.model) as model_server,
+            FakeOpenAIServer(judge_script) as judge_server,
+        ):
+            judge = make_endpoint(judge_server.base_url, name="judge", **params)
+            run = run_services.run_create(
+                benchmark=self.benchmark,
+                endpoint=make_endpoint(model_server.base_url),
+                judge=judge,
+                enqueue=False,
+            )
+            run = execute(run)
+            return run, list(judge_server.requests)
+
+    def test_the_judge_reads_only_the_unmatched_answers_and_is_recorded_as_such(self):
+        def judge(request_json, attempt_no):
+            # "Z" (no option) for frame 3, else the second option.
+            return Reply(text="Z" if self.frame(request_json) == 3 else "**B**")
+
+        run, asked = self.run_with_judge(judge)
+        self.assertEqual(sorted(self.frame(r) for r in asked), [3, 4, 5, 6])
+        prompt = prompt_text(asked[0])
+        self.assertIn("Answer: Looking at the mucosa", prompt)
+        self.assertIn("A. Polyp", prompt)
+        self.assertEqual(image_count(asked[0]), 0)  # the judge reads text only
+        by_frame = {p.item.source_index: p for p in run.predictions.select_related("item")}
+        self.assertEqual([by_frame[i].judged_by_llm for i in range(1, 7)], [False] * 2 + [True] * 4)
+        self.assertEqual(by_frame[3].extracted, "")  # the judge said Z: still unmatched
+        for index in (4, 5, 6):
+            prediction = by_frame[index]
+            self.assertEqual(prediction.extracted, "B")
+            self.assertEqual(prediction.hit, prediction.item.answer == "B")
+        self.assertEqual((run.summary["judged"], run.summary["unmatched"]), (4, 1))
+        self.assertEqual(run.failed, 0)
+
+    def test_a_judge_that_fails_leaves_the_answer_unmatched_not_failed(self):
+        run, asked = self.run_with_judge(flaky(first_n_fail=9, status=503), max_retries=1)
+        self.assertEqual(len(asked), 8)  # two attempts for each of the four
+        self.assertEqual(run.failed, 0)
+        self.assertFalse(run.predictions.filter(judged_by_llm=True).exists())
+        self.assertEqual(run.summary["unmatched"], 4)
+
+    def test_a_baseline_cannot_judge(self):
+        with self.assertRaisesMessage(DomainError, "The judge must be a model endpoint"):
+            run_services.run_create(
+                benchmark=self.benchmark,
+                endpoint=run_services.endpoint_ensure_baseline(baseline="first"),
+                judge=run_services.endpoint_ensure_baseline(baseline="random"),
+                enqueue=False,
+            )
+
+
 class ThreadedWritesTests(TransactionTestCase):
     """The pool threads never touch the database: committed rows only, as in a worker."""
 

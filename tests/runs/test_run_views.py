@@ -86,6 +86,27 @@ class RunCreateTests(RunPagesTestCase):
         self.assertEqual(run.filters, {"category": ["Lesion"]})
         self.assertEqual(run.endpoint.baseline, "random")
 
+    def test_an_llm_judge_is_chosen_in_the_form_and_shown_on_the_run(self):
+        judge = run_services.endpoint_ensure_openai(
+            name="judge-gpt", base_url="http://127.0.0.1:9/v1", model="judge-model"
+        )
+        self.login()
+        page = self.client.get(reverse("runs"))
+        self.assertContains(page, f'<option value="{judge.pk}">judge-gpt · judge-model</option>')
+        with self.captureOnCommitCallbacks(execute=False):
+            self.client.post(self.url, self.form(judge=str(judge.pk)))
+        run = Run.objects.latest("pk")
+        self.assertEqual(run.judge, judge)
+        Prediction.objects.create(
+            run=run, item=self.items[0], raw_text="the second one", extracted="B",
+            judged_by_llm=True, hit=False,
+        )  # fmt: skip
+        Run.objects.filter(pk=run.pk).update(summary=run_services.run_summarize(run=run))
+        detail = self.client.get(reverse("run", args=[run.pk]))
+        self.assertContains(detail, "LLM judge: judge-gpt")
+        self.assertContains(detail, "<b data-judged>1</b>")
+        self.assertContains(detail, 'class="chip judge-chip"')
+
     def test_it_creates_a_new_openai_endpoint_from_the_form(self):
         self.login()
         data = self.form(

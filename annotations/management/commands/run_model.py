@@ -31,6 +31,13 @@ class Command(BaseCommand):
         parser.add_argument("--no-image", action="store_true", help="ask without the image")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--out", type=Path, help="write scores and predictions as JSON")
+        parser.add_argument(
+            "--judge-base-url", help="an LLM judge for the answers the rules cannot read"
+        )
+        parser.add_argument("--judge-model", help="the judge's model name")
+        parser.add_argument(
+            "--judge-api-key-env", default="", help="NAME of the variable holding the judge's key"
+        )
 
     def handle(self, *args, name: str, **options):
         benchmark = Benchmark.objects.filter(name=name).first()
@@ -44,6 +51,7 @@ class Command(BaseCommand):
                 with_image=not options["no_image"],
                 concurrency=options["concurrency"],
                 seed=options["seed"],
+                judge=self._judge(options),
                 enqueue=False,  # executed right here, through the same service as the worker
             )
             with tqdm(
@@ -68,13 +76,15 @@ class Command(BaseCommand):
             return run_services.endpoint_ensure_baseline(baseline=options["baseline"])
         if not (options["base_url"] and options["model"]):
             raise CommandError("Give --base-url and --model (or --baseline).")
-        host = urlsplit(options["base_url"]).netloc or options["base_url"]
-        return run_services.endpoint_ensure_openai(
-            name=f"{options['model']}@{host}"[:100],
-            base_url=options["base_url"],
-            model=options["model"],
-            api_key_env=options["api_key_env"],
-        )
+        return _openai_endpoint(options["base_url"], options["model"], options["api_key_env"])
+
+    def _judge(self, options):
+        base_url, model = options["judge_base_url"], options["judge_model"]
+        if not (base_url or model):
+            return None
+        if not (base_url and model):
+            raise CommandError("Give both --judge-base-url and --judge-model.")
+        return _openai_endpoint(base_url, model, options["judge_api_key_env"])
 
     def _write(self, path: Path, run) -> None:
         summary = run.summary
@@ -96,3 +106,10 @@ class Command(BaseCommand):
             ],
         }
         path.write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8")
+
+
+def _openai_endpoint(base_url: str, model: str, api_key_env: str):
+    host = urlsplit(base_url).netloc or base_url
+    return run_services.endpoint_ensure_openai(
+        name=f"{model}@{host}"[:100], base_url=base_url, model=model, api_key_env=api_key_env
+    )
