@@ -60,3 +60,21 @@ def field_label(name: str) -> str:
 
 def kind_label(kind: str) -> str:
     return KIND_LABELS.get(kind, kind)
+
+
+# Why triage suspects an item, by reason code (annotations.scoring.triage).
+TRIAGE_REASON_LABELS = {
+    "model_consensus": _("Models disagree with the gold answer"),
+    "answerable_without_image": _("Answerable without the image"),
+    "split_leakage": _("Leakage between splits"),
+    "duplicate_image": _("Duplicate image"),
+    "duplicate_question": _("Duplicate question"),
+    "empty_question": _("Empty question"),
+    "answer_out_of_range": _("Answer is not an option"),
+    "empty_option": _("Option read as empty"),
+    "gt_mismatch": _("gt text ≠ answer option"),
+    "duplicate_options": _("Duplicated options"),
+    "reviewer_rejected": _("Rejected by a reviewer"),
+    "reviewer_edited": _("Edited by a reviewer"),
+    "slow_review": _("Unusually long review"),
+}

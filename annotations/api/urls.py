@@ -7,6 +7,7 @@ from annotations.api import cases as case_api
 from annotations.api import releases as release_api
 from annotations.api import review as review_api
 from annotations.api import runs as run_apis
+from annotations.api import triage as triage_api
 from annotations.api import views
 
 urlpatterns = [
@@ -45,6 +46,16 @@ urlpatterns = [
         "benchmarks/<slug:name>/agreement/",
         review_api.BenchmarkAgreementApi.as_view(),
         name="api-benchmark-agreement",
+    ),
+    path(
+        "benchmarks/<slug:name>/triage/",
+        triage_api.BenchmarkTriageApi.as_view(),
+        name="api-benchmark-triage",
+    ),
+    path(
+        "benchmarks/<slug:name>/triage/recompute/",
+        triage_api.BenchmarkTriageRecomputeApi.as_view(),
+        name="api-benchmark-triage-recompute",
     ),
     path("releases/", release_api.ReleaseListApi.as_view(), name="api-releases"),
     path("releases/create/", release_api.ReleaseCreateApi.as_view(), name="api-release-create"),

@@ -15,6 +15,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.access import ADJUDICATOR, CURATOR, role_required
+from annotations.labels import TRIAGE_REASON_LABELS
 from annotations.models import Benchmark
 from annotations.scoring.triage import ALL_CODES, GROUPS
 from annotations.selectors import triage as selectors
@@ -24,21 +25,7 @@ PAGE = "triage/page.html"
 RESULTS_UPDATE = "triage/_results_update.html"
 PER_PAGE = 20
 
-LABELS = {
-    "model_consensus": gettext_lazy("Models disagree with the gold answer"),
-    "answerable_without_image": gettext_lazy("Answerable without the image"),
-    "split_leakage": gettext_lazy("Leakage between splits"),
-    "duplicate_image": gettext_lazy("Duplicate image"),
-    "duplicate_question": gettext_lazy("Duplicate question"),
-    "empty_question": gettext_lazy("Empty question"),
-    "answer_out_of_range": gettext_lazy("Answer is not an option"),
-    "empty_option": gettext_lazy("Option read as empty"),
-    "gt_mismatch": gettext_lazy("gt text ≠ answer option"),
-    "duplicate_options": gettext_lazy("Duplicated options"),
-    "reviewer_rejected": gettext_lazy("Rejected by a reviewer"),
-    "reviewer_edited": gettext_lazy("Edited by a reviewer"),
-    "slow_review": gettext_lazy("Unusually long review"),
-}
+LABELS = TRIAGE_REASON_LABELS
 GROUP_LABELS = {
     "models": gettext_lazy("Models"),
     "duplicates": gettext_lazy("Duplicates"),
