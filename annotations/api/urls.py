@@ -4,6 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from annotations.api import cases as case_api
+from annotations.api import human_baseline as baseline_api
 from annotations.api import releases as release_api
 from annotations.api import review as review_api
 from annotations.api import runs as run_apis
@@ -56,6 +57,20 @@ urlpatterns = [
         "benchmarks/<slug:name>/triage/recompute/",
         triage_api.BenchmarkTriageRecomputeApi.as_view(),
         name="api-benchmark-triage-recompute",
+    ),
+    path(
+        "benchmarks/<slug:name>/baselines/",
+        baseline_api.BenchmarkBaselineOpenApi.as_view(),
+        name="api-benchmark-baselines",
+    ),
+    path("baselines/", baseline_api.BaselineSessionListApi.as_view(), name="api-baselines"),
+    path(
+        "baselines/<int:pk>/next/", baseline_api.BaselineNextApi.as_view(), name="api-baseline-next"
+    ),
+    path(
+        "baselines/<int:pk>/answers/",
+        baseline_api.BaselineAnswerApi.as_view(),
+        name="api-baseline-answers",
     ),
     path("releases/", release_api.ReleaseListApi.as_view(), name="api-releases"),
     path("releases/create/", release_api.ReleaseCreateApi.as_view(), name="api-release-create"),
