@@ -29,7 +29,7 @@ class ItemEditForm(forms.Form):
 
 
 def _draft(content: dict, note: str = "") -> dict:
-    """What the form shows: a content (saved or typed) with lettered option rows."""
+    """What the form shows of a typed content: its rows as typed, lettered in order."""
     options = list(content.get("options") or [])
     return {
         "question": content.get("question", ""),
@@ -37,6 +37,18 @@ def _draft(content: dict, note: str = "") -> dict:
         "options": list(zip(LETTERS, options, strict=False)) or [("A", ""), ("B", "")],
         "answer": content.get("answer", ""),
         "note": note,
+    }
+
+
+def _saved(item: Item) -> dict:
+    """What the form shows of the item as saved: its non-empty options (an imported item may
+    carry empty trailing columns), under the letters the answer refers to."""
+    return {
+        "question": item.question,
+        "hint": item.hint,
+        "options": item.lettered_options,
+        "answer": item.answer,
+        "note": "",
     }
 
 
@@ -61,10 +73,10 @@ def _page(request, item: Item, *, draft: dict, version: int, status: int = 200, 
 def item_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
     item = _item(pk)
     if request.method == "GET":
-        return _page(request, item, draft=_draft(item.content()), version=item.version)
+        return _page(request, item, draft=_saved(item), version=item.version)
     form = ItemEditForm(request.POST)
     if not form.is_valid():
-        draft = _draft(item.content())
+        draft = _saved(item)
         return _page(
             request,
             item,

@@ -90,6 +90,13 @@ class ItemEditPageTests(ItemEditTestCase):
         page = self.client.get(response["Location"])
         self.assertContains(page, "Saved as version 2.")
 
+    def test_empty_imported_options_are_not_offered_as_rows(self):
+        Item.objects.filter(pk=self.item.pk).update(options=["Polyp", "Ulcer", "", ""], answer="B")
+        self.client.force_login(self.people["curator"])
+        response = self.client.get(self.url)
+        self.assertContains(response, 'name="options"', count=2)
+        self.assertContains(response, 'name="answer_pick" value="1" checked')
+
     def test_an_empty_row_before_the_checked_one_does_not_shift_the_answer(self):
         self.client.force_login(self.people["curator"])
         # The browser sends the checked row's position; the empty row is dropped on save.
