@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from annotations.access import CURATOR, role_required
@@ -25,7 +26,7 @@ class ItemEditForm(forms.Form):
     question = forms.CharField(required=False, strip=False)
     hint = forms.CharField(required=False, strip=False)
     answer = forms.CharField(required=False, max_length=1)
-    note = forms.CharField(required=False, max_length=500)
+    note = forms.CharField(required=False, max_length=500, label=gettext_lazy("Note"))
 
 
 def _draft(content: dict, note: str = "") -> dict:
@@ -76,14 +77,24 @@ def item_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
         return _page(request, item, draft=_saved(item), version=item.version)
     form = ItemEditForm(request.POST)
     if not form.is_valid():
-        draft = _saved(item)
+        # What was typed stays in the form, with what is wrong with it.
+        post = request.POST
+        typed = posted_content(
+            post, question=post.get("question", ""), answer=post.get("answer", ""),
+            hint=post.get("hint", ""),
+        )  # fmt: skip
+        problems = " ".join(
+            f"{form.fields[name].label or name}: {message}" if name in form.fields else message
+            for name, messages_ in form.errors.items()
+            for message in messages_
+        )
         return _page(
             request,
             item,
-            draft=draft,
-            version=item.version,
+            draft=_draft(typed, post.get("note", "")),
+            version=form.cleaned_data.get("version") or item.version,
             status=400,
-            error=_("The form was incomplete; reload the page and try again."),
+            error=_("The form could not be saved. %(problems)s") % {"problems": problems},
         )
     data = form.cleaned_data
     content = posted_content(

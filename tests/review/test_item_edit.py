@@ -133,6 +133,14 @@ class ItemEditPageTests(ItemEditTestCase):
             self.assertContains(response, "Typo in the question", status_code=400)
         self.assertEqual(Item.objects.get(pk=self.item.pk).version, 1)
 
+    def test_a_form_that_cannot_be_read_keeps_what_was_typed(self):
+        self.client.force_login(self.people["curator"])
+        response = self.post(note="n" * 501, question="My long careful question")
+        self.assertContains(response, "The form could not be saved.", status_code=400)
+        self.assertContains(response, "Note:", status_code=400)
+        self.assertContains(response, "My long careful question", status_code=400)
+        self.assertEqual(Item.objects.get(pk=self.item.pk).version, 1)
+
     def test_an_item_under_double_review_cannot_be_edited(self):
         _, (item, _other) = assigned_benchmark(self.people, name="under-review")
         self.client.force_login(self.people["curator"])
