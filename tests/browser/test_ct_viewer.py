@@ -176,3 +176,81 @@ def test_a_drawn_3d_box_is_saved_and_found_after_reload_with_its_mm_corners(
     page.wait_for_selector("#box-status:has-text('Box accepted.')")
     box.refresh_from_db()
     assert (box.state, box.version) == ("accepted", 2)
+
+
+def test_dragging_a_drawn_boxs_edges_resizes_it_before_it_is_saved(
+    page, live_server, login, seeded_case
+):
+    people, case = seeded_case
+    volume = Volume.objects.get(case=case, phase="venous")
+    open_case(page, live_server, login, people, case)
+    z = int(labels(page)["venous"]["z"])
+    stage = stage_box(page, "venous")
+    sx, sy = stage["width"] / volume.size_x, stage["height"] / volume.size_y
+
+    def centre(column: int, row: int) -> tuple[float, float]:
+        """The screen point in the middle of a voxel, away from any boundary."""
+        return stage["x"] + (column + 0.5) * sx, stage["y"] + (row + 0.5) * sy
+
+    def drag(start, end):
+        page.mouse.move(*start)
+        page.mouse.down()
+        page.mouse.move(*end, steps=6)
+        page.mouse.up()
+
+    page.keyboard.press("b")
+    drag(centre(8, 10), centre(15, 20))  # voxels x 8–15, y 10–20
+    # The right edge (x1 = 16), grabbed halfway down, goes to column 24; then the bottom edge
+    # (y1 = 21) goes up to row 16.
+    drag((stage["x"] + 16 * sx, centre(0, 15)[1]), centre(24, 15))
+    drag((centre(12, 0)[0], stage["y"] + 21 * sy), centre(12, 16))
+    page.click("#box-save")
+    page.wait_for_selector("#box-status:has-text('Saved.')")
+
+    box = Box.objects.get(volume=volume, author=people["reviewer"])  # beside the imported one
+    assert box.voxel == [8, 10, z, 25, 17, z + 1]
+
+
+def test_the_endoscopy_image_zooms_pans_and_takes_a_2d_box(page, live_server, login, seeded_case):
+    people, case = seeded_case
+    open_case(page, live_server, login, people, case)
+    image = case.endoscopy_image
+    frame = page.locator("#endo-panel .endo-frame")
+    frame.scroll_into_view_if_needed()
+    area = frame.bounding_box()
+    middle = (area["x"] + area["width"] / 2, area["y"] + area["height"] / 2)
+
+    page.mouse.move(*middle)
+    page.mouse.wheel(0, -120)  # zoom in about the pointer
+    zoomed = page.eval_on_selector("#endo-panel .endo-inner", "el => el.style.transform")
+    assert "scale(1.2)" in zoomed
+    page.mouse.down()
+    page.mouse.move(middle[0] + 40, middle[1] + 25, steps=4)  # pan
+    page.mouse.up()
+    panned = page.eval_on_selector("#endo-panel .endo-inner", "el => el.style.transform")
+    assert panned != zoomed
+    page.mouse.dblclick(*middle)  # back to the whole image
+    assert "scale(1)" in page.eval_on_selector(
+        "#endo-panel .endo-inner", "el => el.style.transform"
+    )
+
+    page.click("#endo-draw")
+    inner = page.locator("#endo-panel .endo-inner").bounding_box()  # the image itself
+    px, py = inner["width"] / image.width, inner["height"] / image.height
+
+    def centre(x: int, y: int) -> tuple[float, float]:
+        return inner["x"] + (x + 0.5) * px, inner["y"] + (y + 0.5) * py
+
+    page.mouse.move(*centre(20, 15))
+    page.mouse.down()
+    page.mouse.move(*centre(60, 50), steps=6)
+    page.mouse.up()
+    page.locator("#endo-label").select_option("lesion")
+    page.click("#endo-save")
+    page.wait_for_selector("#endo-status:has-text('Saved.')")
+    assert page.inner_text("#endo-count") == "1"
+    screenshot(page, "endoscopy_box")
+
+    box = Box.objects.get(image=image)
+    assert (box.label, box.voxel) == ("lesion", [20, 15, 61, 51])
+    assert box.author == people["reviewer"]
