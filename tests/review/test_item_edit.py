@@ -53,7 +53,10 @@ class ItemEditPageTests(ItemEditTestCase):
         self.client.force_login(self.people["curator"])
         self.assertContains(self.client.get(item_url), f'href="{self.url}"')
         self.client.force_login(self.people["reviewer"])
-        self.assertNotContains(self.client.get(item_url), f'href="{self.url}"')
+        page = self.client.get(item_url)
+        self.assertNotContains(page, f'href="{self.url}"')
+        # The history stays hidden from reviewers while reviews may be open (blinding).
+        self.assertNotContains(page, reverse("item-history", args=[self.item.pk]))
 
     def test_the_form_shows_the_item_as_it_is(self):
         Item.objects.filter(pk=self.item.pk).update(question="Is <b>this</b> a polyp?")
