@@ -4,7 +4,6 @@ item (never its answer) and answers it. The answers form a run on the leaderboar
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -14,7 +13,7 @@ from rest_framework.views import APIView
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, HasRole
 from annotations.api.runs import RunOutputSerializer
-from annotations.models import Benchmark, Item, Run, RunKind
+from annotations.models import Benchmark, Item
 from annotations.selectors import review as selectors
 from annotations.selectors import runs as run_selectors
 from annotations.services.human_baseline import human_answer_submit, human_baseline_open
@@ -28,13 +27,6 @@ class SessionSerializer(serializers.Serializer):
     status = serializers.CharField()
     total = serializers.IntegerField()
     completed = serializers.IntegerField()
-
-
-def _own_session(request, pk: int) -> Run:
-    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk, kind=RunKind.HUMAN)
-    if run.human_id != request.user.pk:
-        raise Http404  # another clinician's session does not exist for this user
-    return run
 
 
 class BenchmarkBaselineOpenApi(APIView):
@@ -101,7 +93,7 @@ class BaselineNextApi(APIView):
         responses={200: OutputSerializer, 204: OpenApiResponse(description="All answered")}
     )
     def get(self, request, pk: int):
-        item = selectors.next_baseline_item(_own_session(request, pk))
+        item = selectors.next_baseline_item(selectors.baseline_session(request.user, pk))
         if item is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(self.OutputSerializer(item).data)
@@ -120,7 +112,7 @@ class BaselineAnswerApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: SessionSerializer})
     def post(self, request, pk: int):
-        run = _own_session(request, pk)
+        run = selectors.baseline_session(request.user, pk)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         item = get_object_or_404(

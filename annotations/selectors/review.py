@@ -11,6 +11,7 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, F, Prefetch, Q, QuerySet, Subquery
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, has_role
@@ -293,6 +294,15 @@ def next_baseline_item(run: Run) -> Item | None:
         .prefetch_related(IMAGES)
         .first()
     )
+
+
+def baseline_session(user, pk: int) -> Run:
+    """A human-baseline run of `user`'s: another clinician's session does not exist for them
+    (404), as an unknown one."""
+    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk, kind="human")
+    if run.human_id != user.pk:
+        raise Http404
+    return run
 
 
 def baseline_sessions(user) -> QuerySet:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import push_url
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, role_required
-from annotations.models import Benchmark, Item, Run, RunKind
+from annotations.models import Benchmark, Item, Run
 from annotations.selectors import review as selectors
 from annotations.services.errors import DomainError
 from annotations.services.human_baseline import human_answer_submit, human_baseline_open
@@ -73,13 +73,6 @@ def baseline_list(request: HttpRequest) -> HttpResponse:
     return render(request, "review/baseline_list.html", {"runs": runs})
 
 
-def _own_run(request: HttpRequest, pk: int) -> Run:
-    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk, kind=RunKind.HUMAN)
-    if run.human_id != request.user.pk:
-        raise Http404  # another clinician's session does not exist for this user
-    return run
-
-
 def _render(request: HttpRequest, run: Run, *, status: int = 200, **extra) -> HttpResponse:
     context = {"run": run, "item": selectors.next_baseline_item(run), **extra}
     response = render(request, f"{PAGE}#work" if request.htmx else PAGE, context, status=status)
@@ -91,7 +84,7 @@ def _render(request: HttpRequest, run: Run, *, status: int = 200, **extra) -> Ht
 @require_http_methods(["GET", "POST"])
 @role_required(REVIEWER, ADJUDICATOR)
 def baseline_answer(request: HttpRequest, pk: int) -> HttpResponse:
-    run = _own_run(request, pk)
+    run = selectors.baseline_session(request.user, pk)
     if request.method == "GET":
         return _render(request, run)
     form = AnswerForm(request.POST)

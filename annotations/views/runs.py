@@ -62,7 +62,7 @@ class RunCreateForm(forms.Form):
             *((f"endpoint:{e.pk}", f"{e.name} · {e.model}") for e in endpoints),
             ("new", _("A new OpenAI-compatible endpoint…")),
         ]
-        self.fields["judge"].choices = [("", _("None: unmatched answers count wrong"))] + [
+        self.fields["judge"].choices = [("", _("No judge"))] + [
             (str(e.pk), f"{e.name} · {e.model}") for e in endpoints
         ]
         self.fields["status"].choices = [

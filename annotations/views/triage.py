@@ -25,7 +25,6 @@ PAGE = "triage/page.html"
 RESULTS_UPDATE = "triage/_results_update.html"
 PER_PAGE = 20
 
-LABELS = TRIAGE_REASON_LABELS
 GROUP_LABELS = {
     "models": gettext_lazy("Models"),
     "duplicates": gettext_lazy("Duplicates"),
@@ -104,7 +103,7 @@ def _decorate(suspicion) -> None:
         for other in (reason.get("evidence") or {}).get("others", ()):
             theirs = [sha for sha in other.get("images", ()) if sha not in own]
             other["thumb"] = theirs[0] if theirs else ""
-        reason["label"] = LABELS.get(reason["code"], reason["code"])
+        reason["label"] = TRIAGE_REASON_LABELS.get(reason["code"], reason["code"])
         try:
             reason["text"] = _explain(reason["code"], reason.get("evidence") or {})
         except (KeyError, TypeError, ValueError):  # evidence of an older format
@@ -120,7 +119,7 @@ def _reason_chips(summary: dict, selected: str) -> list[dict]:
         {
             "group": GROUP_LABELS[group],
             "code": code,
-            "label": LABELS[code],
+            "label": TRIAGE_REASON_LABELS[code],
             "count": counts.get(code, 0),
             "width": round(100 * counts.get(code, 0) / largest),
             "selected": code == selected,
@@ -155,7 +154,7 @@ def triage_page(request: HttpRequest, name: str) -> HttpResponse:
         "chips": _reason_chips(setting.summary or {}, code),
         "page": page,
         "reason": code,
-        "reason_label": LABELS.get(code, ""),
+        "reason_label": TRIAGE_REASON_LABELS.get(code, ""),
         "sort": sort,
         "job": selectors.triage_job_active(benchmark),
     }

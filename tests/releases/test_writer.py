@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import errno
 import hashlib
 import os
 import random
@@ -259,13 +258,13 @@ def test_a_row_kept_in_hand_is_written_here_and_a_part_writes_the_same_pieces(tm
         pieces = main.write(cells, main.image_cell(number, group), payloads, keep=True)
         assert sum(map(len, pieces)) == main.out.size - start
         part.image_cell(number, group)
-        part.mirror(main, start, main.out.size, pieces)
+        part.mirror(main, start, pieces)
     # More pieces in one go than one writev takes.
     start = main.out.size
     tiny = [b"x"] * (2 * writer.IOV_MAX + 3)
     for piece in tiny:
         main.out.write(piece)
-    part.out.mirror(main.out, start, len(tiny), tiny)
+    part.out.mirror(main.out, start, tiny)
     part.close()
     main.write({"index": quoted(99), "question": quoted("after")}, "")
     main.close()
@@ -301,9 +300,9 @@ def test_the_worker_places_each_image_once_linked_or_copied_across_file_systems(
         shutil.rmtree(other_disk)
 
 
-def test_a_file_mirrors_ranges_of_another_copied_by_the_worker(tmp_path):
-    """A part's rows that NAME.tsv holds as they are: copied by the worker once NAME.tsv is on
-    disk past them, in pieces as it grows, between bytes the part writes itself."""
+def test_parts_follow_their_source_between_cells_the_worker_fills(tmp_path):
+    """Parts mirror the source's rows (bytes in hand) and write rows of their own, while the
+    worker fills image cells into the source: every file is exactly what was written."""
     rng = random.Random(11)
     image = tmp_path / "image.jpg"
     image.write_bytes(rng.randbytes(200_000))
@@ -313,73 +312,35 @@ def test_a_file_mirrors_ranges_of_another_copied_by_the_worker(tmp_path):
     expected_parts = [b"header 1\n", b"header 2\n"]
     for part, header in zip(parts, expected_parts, strict=True):
         part.write(header)
-    rows = []
-    for number in range(120):  # about 12 MB: the source flushes many times
+    for number in range(120):  # about 12 MB: every file flushes many times
+        target = parts[number * 2 // 120]
         start = source.size
         row = rng.randbytes(rng.randrange(1, 120_000))
         source.write(row)
-        if number % 7 == 3:  # a cell the worker writes into the source: copied after it
+        if number % 7 == 3:  # a cell the worker writes into the source; the part writes its own
             source.fill_image(str(image), 200_000)
             row += base64.b64encode(image.read_bytes())
-        rows.append((start, source.size, row))
-    for number, (start, end, row) in enumerate(rows):
-        target = number * 2 // len(rows)
-        if number % 10 == 9:  # a row the part writes itself, between mirrored ones
-            parts[target].write(b"own " + row)
-            expected_parts[target] += b"own " + row
-        elif number % 10 == 5:  # a row whose bytes are in hand: written, not copied
-            parts[target].mirror(source, start, end - start, [row[:5], row[5:]])
-            expected_parts[target] += row
-        else:  # consecutive rows: one copy of many rows
-            parts[target].mirror(source, start, end - start)
-            expected_parts[target] += row
-    parts[1].close()  # before its source: closing it puts the source on disk first
+            target.write(b"own " + row)
+            expected_parts[number * 2 // 120] += b"own " + row
+        else:
+            target.mirror(source, start, [row[:5], row[5:]])
+            expected_parts[number * 2 // 120] += row
+    parts[1].close()
     source.close()
     parts[0].close()
     digester.close()
 
-    main_bytes = b"".join(row for _, _, row in rows)
-    assert (tmp_path / "main.tsv").read_bytes() == main_bytes
-    assert source.digests() == expected(main_bytes)
+    main_bytes = (tmp_path / "main.tsv").read_bytes()
+    assert source.digests() == expected(main_bytes) and len(main_bytes) == source.size
     for number, part in enumerate(parts):
         assert (tmp_path / f"part{number + 1}.tsv").read_bytes() == expected_parts[number]
         assert part.digests() == expected(expected_parts[number])
         assert part.size == len(expected_parts[number])
 
 
-@pytest.mark.parametrize("copy_file_range", ["refused", "missing"])
-def test_the_worker_copies_through_its_buffer_where_copy_file_range_is_refused(
-    tmp_path, monkeypatch, copy_file_range
-):
-    from annotations.services.releases import digest_worker
-
-    data = random.Random(2).randbytes(3 * digest_worker.BLOCK + 5)
-    (tmp_path / "source").write_bytes(data)
-    (tmp_path / "target").write_bytes(b"-" * 10)
-    monkeypatch.setattr(digest_worker, "_BUFFER", memoryview(bytearray(digest_worker.BLOCK)))
-
-    def refused(*args):
-        raise OSError(errno.EXDEV, "Invalid cross-device link")
-
-    if copy_file_range == "refused":
-        monkeypatch.setattr(digest_worker.os, "copy_file_range", refused)
-    else:  # not Linux
-        monkeypatch.delattr(digest_worker.os, "copy_file_range")
-    source, target = (digest_worker._File(str(tmp_path / name)) for name in ("source", "target"))
-    try:
-        target.copy(4, source, 7, len(data) - 7)
-        assert (tmp_path / "target").read_bytes() == b"----" + data[7:]
-        with pytest.raises(OSError, match="ends before byte"):
-            target.copy(0, source, len(data) - 2, 10)
-    finally:
-        source.digests()
-        target.digests()
-
-
-@pytest.mark.parametrize("in_hand", [False, True], ids=["copied", "in hand"])
 @pytest.mark.parametrize("then", ["source goes on", "source flushed on", "source closed first"])
 def test_a_file_that_is_the_start_of_another_takes_its_digests_without_hashing_again(
-    tmp_path, monkeypatch, then, in_hand
+    tmp_path, monkeypatch, then
 ):
     prefixes = []
     real_prefix = Digester.prefix
@@ -394,7 +355,7 @@ def test_a_file_that_is_the_start_of_another_takes_its_digests_without_hashing_a
         start = source.size
         row = rng.randbytes(rng.randrange(1, 200_000))
         source.write(row)
-        part.mirror(source, start, source.size - start, [row] if in_hand else None)
+        part.mirror(source, start, [row])
     head = source.size
     if then == "source goes on":  # the part ends where the source stands: the usual case
         part.close()
@@ -420,9 +381,9 @@ def test_a_file_with_bytes_of_its_own_is_hashed_as_written(tmp_path):
     source = DigestFile(tmp_path / "main.tsv", digester)
     source.write(b"header\nrow 1\n")
     part = DigestFile(tmp_path / "part.tsv", digester)
-    part.mirror(source, 0, 7)
+    part.mirror(source, 0, [b"header\n"])
     part.write(b"row 1 written here\n")
-    part.mirror(source, 7, 6)
+    part.mirror(source, 7, [b"row 1\n"])
     part.close()
     source.close()
     digester.close()
@@ -445,19 +406,18 @@ def test_the_worker_refuses_a_prefix_where_the_source_does_not_stand(tmp_path, m
         part.digests()
 
 
-def test_a_mirror_cannot_be_mirrored_in_turn(tmp_path):
+def test_a_file_that_mirrors_a_mirror_is_hashed_on_its_own(tmp_path):
     digester = Digester()
     source = DigestFile(tmp_path / "main.tsv", digester)
     source.write(b"rows\n")
     part = DigestFile(tmp_path / "part.tsv", digester)
-    part.mirror(source, 0, 5)
+    part.mirror(source, 0, [b"rows\n"])
     copy = DigestFile(tmp_path / "copy.tsv", digester)
-    with pytest.raises(ValueError, match="cannot be mirrored in turn"):
-        copy.mirror(part, 0, 5)
-    for out in (source, part, copy):
+    copy.mirror(part, 0, [b"rows\n"])  # `part` is not hashed itself: `copy` cannot take its state
+    for out in (copy, part, source):
         out.close()
     digester.close()
-    assert part.digests() == expected(b"rows\n")
+    assert copy.digests() == part.digests() == expected(b"rows\n")
 
 
 def test_the_digester_works_where_the_pipe_size_cannot_be_set(tmp_path, monkeypatch):

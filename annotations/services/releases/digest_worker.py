@@ -8,8 +8,6 @@ project. It reads commands, one per line, on stdin:
     fill N OFFSET SIZE PATH      write the base64 of file PATH, which must hold SIZE bytes, at
                                  OFFSET of file N (a gap the exporter left), then write one byte
                                  to ACK_FD
-    copy N OFFSET M FROM SIZE    copy SIZE bytes at FROM of file M (on disk) to OFFSET of file N
-                                 (a gap the exporter left), inside the kernel where it can
     grow N SIZE                  file N now holds SIZE bytes on disk: hash up to there
     prefix N M SIZE              file N is file M's first SIZE bytes, where M's hashing stands:
                                  N's digests are M's at that point (N is not read)
@@ -30,7 +28,6 @@ run in order, so a gap is filled before the `grow` that hashes it. On end of inp
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
@@ -40,8 +37,6 @@ import sys
 from pybase64 import b64encode
 
 BLOCK = 1 << 20
-# copy_file_range refused: across file systems (older kernels), or not supported there.
-_NO_COPY_RANGE = frozenset({errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP})
 
 
 # One buffer for every read: a fresh 1 MiB object per read would be fresh memory each time,
@@ -73,29 +68,6 @@ class _File:
         while encoded:
             done = os.pwrite(writer, encoded, offset)
             encoded, offset = encoded[done:], offset + done
-
-    def copy(self, offset: int, source: _File, source_offset: int, size: int) -> None:
-        # copy_file_range copies page to page in the kernel: no trip through this process.
-        # Where the file system refuses it, read and write through our buffer instead.
-        writer, reader = self._writer(), source.handle.fileno()
-        end = source_offset + size
-        copy_range = getattr(os, "copy_file_range", None)  # Linux only
-        while source_offset < end:
-            count = min(BLOCK, end - source_offset)
-            done = None
-            if copy_range is not None:
-                try:
-                    done = copy_range(reader, writer, count, source_offset, offset)
-                except OSError as error:
-                    if error.errno not in _NO_COPY_RANGE:
-                        raise
-            if done is None:
-                done = os.preadv(reader, [_BUFFER[:count]], source_offset)
-                if done:
-                    done = os.pwrite(writer, _BUFFER[:done], offset)
-            if not done:
-                raise OSError(f"{source.path} ends before byte {end} that was to be copied")
-            source_offset, offset = source_offset + done, offset + done
 
     def grow(self, size: int) -> None:
         while self.size < size:
@@ -176,9 +148,6 @@ def main(ack: int) -> int:
             number, offset, size, path = rest.split(b" ", 3)
             files[number].fill(int(offset), int(size), _path(path))
             os.write(ack, b".")
-        elif command == b"copy":
-            number, offset, source, source_offset, size = rest.split(b" ")
-            files[number].copy(int(offset), files[source], int(source_offset), int(size))
         elif command == b"prefix":
             number, source, size = rest.split(b" ")
             files[number].take_prefix(files[source], int(size))

@@ -291,7 +291,7 @@ class _Export:
                 # The same bytes: written here from the pieces of NAME.tsv's row (while parts
                 # are written, image cells are encoded here; the worker hashes twice as much).
                 pieces = self.main.write(cells, image, self.payloads, keep=True)
-                part.mirror(self.main, start, self.main.out.size, pieces)
+                part.mirror(self.main, start, pieces)
             else:
                 self.main.write(cells, image, self.payloads)
                 part.write(cells, part_image, self.payloads)

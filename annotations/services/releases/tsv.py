@@ -73,7 +73,7 @@ class TsvFile:
         if header_from is not None and header_from.columns == self.columns:
             # A part: its header is NAME.tsv's header bytes (`DigestFile.mirror`), so that the
             # first part is NAME.tsv's first bytes exactly and takes its digests.
-            self.out.mirror(header_from.out, 0, len(header), [header])
+            self.out.mirror(header_from.out, 0, [header])
         else:
             self.out.write(header)
 
@@ -173,13 +173,10 @@ class TsvFile:
             "image_path" if column == "image" else column for column in source.columns
         ]
 
-    def mirror(
-        self, source: TsvFile, start: int, end: int, pieces: list[bytes] | None = None
-    ) -> None:
-        """One row that is the same as `source`'s row at bytes [start, end) (a part's row that
-        NAME.tsv holds as it is): written from `pieces` when given (`write(keep=True)`), else
-        copied by the digest worker (`DigestFile.mirror`)."""
-        self.out.mirror(source.out, start, end - start, pieces)
+    def mirror(self, source: TsvFile, start: int, pieces: list[bytes]) -> None:
+        """One row that is `source`'s row written at byte `start`, as `pieces`
+        (`write(keep=True)`): a part's row that NAME.tsv holds as it is (`DigestFile.mirror`)."""
+        self.out.mirror(source.out, start, pieces)
         self.rows += 1
 
     def _image(

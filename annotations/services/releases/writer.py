@@ -18,10 +18,8 @@ The worker also places the local layout's images (a hard link each, `link`).
 
 A release over 1 GB is also written as parts, whose rows are NAME.tsv's rows again. While
 parts are written, the exporter writes NAME.tsv's rows whole (no cell left to the worker, which
-then has a second file to hash) and hands a part the same pieces (`mirror` with `pieces`): a
-second `writev` of bytes in hand costs this core less than the worker's in-kernel copy costs
-its own. A range whose bytes are not in hand (a worker-filled cell) is left as a gap that the
-worker copies once NAME.tsv is on disk past it (`copy`, with copy_file_range). Only a row that
+then has a second file to hash) and hands a part the same pieces (`mirror`): a second `writev`
+of bytes in hand costs this core less than any copy would cost the worker's. Only a row that
 differs in a part (an image whose first showing is in an earlier part) is written anew. The
 first part is NAME.tsv's first bytes exactly, so its md5 and sha256 are NAME.tsv's hash states
 where it ends (`prefix`): it is not hashed again.
@@ -164,11 +162,6 @@ class Digester:
         been announced up to exactly there: its digests are `source`'s at that point."""
         self._send(f"prefix {number} {source} {size}\n")
 
-    def copy(self, number: int, offset: int, source: int, source_offset: int, size: int) -> None:
-        """Have the worker copy `size` bytes at `source_offset` of file `source`, which must be
-        on disk (flushed and its gaps filled), to `offset` of file `number` (a gap)."""
-        self._send(f"copy {number} {offset} {source} {source_offset} {size}\n")
-
     def close(self) -> None:
         """Wait for every file's digests (idempotent)."""
         if self.digests is not None:
@@ -212,7 +205,7 @@ def _failure_message(error: bytes, status: int) -> str:
 class DigestFile:
     """A binary output file (`write(bytes)`, `mode`) whose md5, sha256 and size are known once
     the digester is closed. `fill_image` leaves a gap that the worker fills with an image;
-    `mirror` one that it fills with bytes of another DigestFile."""
+    `mirror` appends bytes another DigestFile has just written."""
 
     mode = "wb"
 
@@ -229,13 +222,9 @@ class DigestFile:
         self._pending = 0
         self._count = 0
         self._flushed = 0  # everything before this offset is on disk (or being filled)
-        # Mirrored ranges not yet handed to the worker: [offset, source, source offset, size].
-        self._copies: list[list] = []
-        self._mirrors: list[DigestFile] = []  # files that mirror bytes of this one
         # While every byte so far is the same byte of one file (mirrored at the same offsets),
         # that file: this one is not hashed on its own (see `close`).
         self._prefix_of: DigestFile | None = None
-        self._mirrored = False  # holds bytes mirrored from another file
         self.closed = False
 
     @property
@@ -266,44 +255,21 @@ class DigestFile:
         self._end += length
         self._start = self._end
 
-    def mirror(
-        self, source: DigestFile, offset: int, size: int, pieces: list[bytes] | None = None
-    ) -> None:
-        """Append `size` bytes of `source` from `offset` (bytes already written to it): the
-        worker copies them once `source` is on disk past them; or, when the caller still holds
-        them (`pieces`), they are written here, which costs this core less than the copy costs
-        the worker's. Either way, a file that is `source`'s first bytes takes its digests."""
-        if source._mirrored:
-            # How far such a source is on disk depends on its own copies: not followed.
-            raise ValueError("a file that mirrors another cannot be mirrored in turn")
-        self._mirrored = True
+    def mirror(self, source: DigestFile, offset: int, pieces: list[bytes]) -> None:
+        """Append `pieces`, the bytes `source` holds at `offset` (just written to it). While
+        this file is `source`'s first bytes exactly, it takes `source`'s digests at its end
+        instead of being hashed again (`close`)."""
         if not self._end and not offset:
             self._prefix_of = source
         elif self._prefix_of is not source or offset != self._end:
             self._prefix_of = None
-        if pieces is not None:
-            self._pieces.extend(pieces)
-            self._end += size
-            self._pending += size
-            self._count += len(pieces)
-            if self._pending >= BATCH or self._count >= IOV_MAX:
-                self._flush()
-            return
-        self._end_run()
-        last = self._copies[-1] if self._copies else None
-        if (
-            last
-            and last[1] is source
-            and last[0] + last[3] == self._end
-            and last[2] + last[3] == offset
-        ):
-            last[3] += size  # the next row of the same file: one longer copy
-        else:
-            self._copies.append([self._end, source, offset, size])
-            if self not in source._mirrors:
-                source._mirrors.append(self)
+        size = sum(map(len, pieces))
+        self._pieces.extend(pieces)
         self._end += size
-        self._start = self._end
+        self._pending += size
+        self._count += len(pieces)
+        if self._pending >= BATCH or self._count >= IOV_MAX:
+            self._flush()
 
     def _end_run(self) -> None:
         """Close the run of pieces being built: a gap or a flush follows."""
@@ -320,45 +286,20 @@ class DigestFile:
                 done = os.pwritev(self._fd, pieces[:IOV_MAX], offset)
                 offset += done
                 pieces = _after(pieces, done)
-        self._send_copies()
-        # Hashed up to the first range still to copy: everything before it is on disk.
-        end = self._copies[0][0] if self._copies else self._end
-        if end > self._flushed and self._prefix_of is None:
-            self._flushed = end
-            self._digester.grow(self._number, end)
-        for mirror in self._mirrors:
-            if mirror._copies:
-                mirror._flush()
-
-    def _send_copies(self) -> None:
-        """Hand the worker every mirrored range whose source is on disk (a long range in
-        pieces, as its source grows), so that it copies and hashes as the export goes on."""
-        while self._copies:
-            offset, source, source_offset, size = self._copies[0]
-            ready = min(size, source._flushed - source_offset)
-            if ready <= 0:
-                return
-            self._digester.copy(self._number, offset, source._number, source_offset, ready)
-            if ready < size:
-                self._copies[0] = [offset + ready, source, source_offset + ready, size - ready]
-                return
-            self._copies.pop(0)
+        if self._end > self._flushed and self._prefix_of is None:
+            self._flushed = self._end
+            self._digester.grow(self._number, self._end)
 
     def close(self) -> None:
         if self.closed:
             return
-        sources = {copy[1] for copy in self._copies}
         if self._prefix_of is not None:
-            sources.add(self._prefix_of)  # hashed to its end, where our digests are its own
-        for source in sources:
-            source._flush()  # on disk to its end, so every mirrored range can be copied
+            self._prefix_of._flush()  # hashed to its end, where our digests may be its own
         self.closed = True
         try:
             self._flush()
         finally:
             os.close(self._fd)
-        if self._copies:
-            raise DigestError(f"{self.path.name}: mirrored bytes were never written")
         source = self._prefix_of
         if source is not None:
             if not source.closed and source._end == source._flushed == self._end:
