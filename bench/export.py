@@ -8,7 +8,8 @@ baseline: base64-encoding the same image bytes, file by file, into one output fi
 release build (NAME.tsv, NAME.json with provenance, NAME_coco.json, manifest with md5/sha256 of
 every file, ReleaseItem rows; below 1 GB no parts and no NAME_local.tsv, as VLMEvalKit). Every run
 starts after `sync` and writes new files, so none pays for another's write-back. It prints the
-median of each, their ratio, every round, and the process's peak RSS (``ru_maxrss``).
+median of each, their ratio, every round with the CPU time of the exporting process and of its
+digest worker, and the process's peak RSS (``ru_maxrss``).
 """
 
 from __future__ import annotations
@@ -161,6 +162,12 @@ def populate(folder: Path, count: int) -> None:
         )
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children: the export's digest worker."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _read(path: str) -> bytes:
     with open(path, "rb") as handle:
         return handle.read()
@@ -185,7 +192,7 @@ def measure(folder: Path, rounds: int) -> None:
         _read(path)
     image_bytes = sum(os.path.getsize(path) for path in paths)
     benchmark = Benchmark.objects.get()
-    baselines, exports = [], []
+    baselines, exports, cpu = [], [], []
     for number in range(rounds):
         # Each run starts with nothing left to write back: none pays for another's (or the
         # populating step's) dirty pages, which the kernel would flush while it writes.
@@ -200,9 +207,10 @@ def measure(folder: Path, rounds: int) -> None:
         os.sync()
 
         release = release_create(benchmark=benchmark, name="EndoBenchBench", version=f"1.{number}")
-        started = time.perf_counter()
+        started, own, worker = time.perf_counter(), time.process_time(), _children_cpu()
         release = release_build(release=release)
         exports.append(time.perf_counter() - started)
+        cpu.append((time.process_time() - own, _children_cpu() - worker))
         tsv_bytes = (Path(release.path) / "EndoBenchBench.tsv").stat().st_size
         items = release.item_count
         shutil.rmtree(release.path)  # the next round writes its files anew, as the baseline does
@@ -212,6 +220,7 @@ def measure(folder: Path, rounds: int) -> None:
         "tsv_bytes": tsv_bytes,
         "baseline_s": baselines,
         "export_s": exports,
+        "export_cpu_s": cpu,
         "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     }
     print(json.dumps(result))
@@ -251,6 +260,10 @@ def report(result: dict) -> float:
         f"{b:.2f}/{e:.2f}" for b, e in zip(result["baseline_s"], result["export_s"], strict=True)
     )
     print(f"{'':>7}        rounds (baseline/export s, medians above): {spread}")
+    # CPU of the exporting process and of its digest worker, per round: a round whose wall time
+    # is well above both was waiting on the disk, not working.
+    cpu = ", ".join(f"{own:.2f}+{worker:.2f}" for own, worker in result["export_cpu_s"])
+    print(f"{'':>7}        export CPU per round (exporter+worker s): {cpu}")
     return ratio
 
 

@@ -7,6 +7,7 @@ import hashlib
 import os
 import random
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -428,3 +429,123 @@ def test_the_digester_works_where_the_pipe_size_cannot_be_set(tmp_path, monkeypa
     out.close()
     digester.close()
     assert out.digests() == expected(b"rows\n")
+
+
+class _Advice:
+    """posix_fadvise calls, recorded: (fd, offset, length)."""
+
+    def __init__(self, monkeypatch, module) -> None:
+        self.calls: list[tuple[int, int, int]] = []
+        monkeypatch.setattr(module, "CACHE_BEHIND", 1 << 20)
+        monkeypatch.setattr(
+            module.os,
+            "posix_fadvise",
+            lambda fd, offset, length, advice: self.calls.append((fd, offset, length)),
+        )
+
+
+def test_written_bytes_are_written_back_at_once_and_dropped_a_window_later(monkeypatch):
+    from annotations.services.releases import digest_worker
+
+    advice = _Advice(monkeypatch, digest_worker)
+    behind, page = digest_worker.CACHE_BEHIND, digest_worker.PAGE
+    window = digest_worker.CacheWindow(7)
+    done = dropped = 0
+    for step in [300_000] * 20 + [5, 0, 1_000_001]:
+        before = len(advice.calls)
+        done += step
+        window.advance(done)
+        calls = advice.calls[before:]
+        if not step:
+            assert calls == []  # nothing new: no advice
+            continue
+        # First the new bytes, for write-back ...
+        assert calls[0] == (7, done - step, step)
+        # ... then, once two windows are done with, all but the last window: dropped.
+        if done - dropped >= 2 * behind:
+            end = (done - behind) // page * page
+            assert calls[1:] == [(7, dropped, end - dropped)]
+            dropped = end
+        else:
+            assert calls[1:] == []
+    assert dropped > 0 and window.dropped == dropped and window.started == done
+
+
+def test_a_file_system_that_refuses_the_advice_still_gets_its_files(tmp_path, monkeypatch):
+    from annotations.services.releases import digest_worker
+
+    calls = []
+
+    def refuse(*args):
+        calls.append(args)
+        raise OSError(22, "Invalid argument")
+
+    monkeypatch.setattr(digest_worker.os, "posix_fadvise", refuse)
+    window = digest_worker.CacheWindow(3)
+    window.advance(10)
+    window.advance(20)
+    assert len(calls) == 1  # refused once: not asked again
+
+
+def test_a_part_that_takes_its_source_digests_lets_its_pages_go_itself(tmp_path, monkeypatch):
+    """The worker never reads the first part (it takes NAME.tsv's digests), so the exporter
+    advises its pages itself; the files are the same bytes as without advice."""
+    from annotations.services.releases import digest_worker
+
+    advice = _Advice(monkeypatch, digest_worker)
+    digester = Digester()
+    source = DigestFile(tmp_path / "main.tsv", digester)
+    part = DigestFile(tmp_path / "part1.tsv", digester)
+    rng = random.Random(11)
+    for _ in range(40):
+        piece = rng.randbytes(100_000)
+        start = source.size
+        source.write(piece)
+        part.mirror(source, start, [piece])
+    part.close()
+    source.write(b"tail")
+    source.close()
+    digester.close()
+
+    data = (tmp_path / "main.tsv").read_bytes()
+    assert part.digests() == expected(data[: part.size])
+    assert source.digests() == expected(data)
+    advised = [call for call in advice.calls if call[0] == part._fd]
+    assert sum(length for _, offset, length in advised if offset >= 0) >= part.size
+    assert part._cache.started == part.size
+
+
+def test_the_exporter_places_images_itself_while_the_worker_is_busy(tmp_path, settings):
+    """Links go to the worker only while it has room (`WORKER_AHEAD` not yet acknowledged); the
+    others are placed here, and the manifest counts every image once whoever placed it."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    (tmp_path / "media" / "images").mkdir(parents=True)
+    refs = []
+    for number in range(200):
+        data = b"\xff\xd8" + number.to_bytes(2, "big") * 50
+        (tmp_path / "media" / f"images/{number}.jpg").write_bytes(data)
+        refs.append(ImageRef(number, f"images/{number}.jpg", "JPEG", f"{number:064x}", len(data)))
+    digester = Digester()
+    payloads = Payloads()
+    payloads.worker = digester
+    folder = tmp_path / "images_out"
+    folder.mkdir()
+    os.kill(digester._process.pid, signal.SIGSTOP)  # a worker busy hashing: it acknowledges nothing
+    try:
+        for ref in refs:
+            payloads.place(str(folder), ref)
+    finally:
+        os.kill(digester._process.pid, signal.SIGCONT)
+    for ref in refs[:10] + refs[-10:]:  # again (by either process): already placed
+        payloads.place(str(folder), ref)
+    digester.close()
+
+    # The worker was handed its queue's worth (and perhaps some repeats); the rest were placed
+    # here. Each image counts once, for whichever process placed it first.
+    assert writer.WORKER_AHEAD <= digester.linked <= writer.WORKER_AHEAD + 20
+    assert digester.links["files"] <= writer.WORKER_AHEAD
+    assert payloads.files_written + digester.links["files"] == len(refs)
+    assert payloads.bytes_written + digester.links["bytes"] == sum(ref.size for ref in refs)
+    for ref in refs:
+        placed = folder / Payloads.name(ref)
+        assert placed.stat().st_ino == (tmp_path / "media" / ref.file).stat().st_ino

@@ -168,8 +168,8 @@ class _Export:
 
     def run(self, progress, on_chunk) -> dict:
         self.digester = Digester()
-        # The worker places the local layout's images: one hard link each, on its core.
-        self.payloads.linker = self.digester.link
+        # The worker places the local layout's images (one hard link each) while it has room.
+        self.payloads.worker = self.digester
         try:
             self._open()
             self._write_json(self._walk(progress, on_chunk))

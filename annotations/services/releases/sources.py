@@ -60,7 +60,7 @@ class Payloads:
         self._converted: OrderedDict[int, Payload] = OrderedDict()
         self.files_written = 0
         self.bytes_written = 0
-        self.linker = None  # see `place`
+        self.worker = None  # the export's digest worker (`writer.Digester`): see `place`
         self._root = _storage_root()
         # The storage folder with its separator: stored paths are joined once per image per
         # file, so a plain concatenation rather than os.path.join (same result for its
@@ -109,15 +109,15 @@ class Payloads:
     def place(self, folder: str, ref: ImageRef) -> str:
         """Put the image into `folder` once (named by its sha256) and return its name.
 
-        With a `linker` (the digest worker's `link`), stored files are linked by the worker, on
-        its core, and counted there; converted images are always written here.
+        With a `worker` that has room, a stored file is linked by the worker, on its core, and
+        counted there; otherwise here. Converted images are always written here.
         """
         name = self.name(ref)
         target = folder + os.sep + name
         local = self._root is not None and ref.format in PASS_THROUGH
         source = self._prefix + ref.file if local else None
-        if source is not None and self.linker is not None:
-            self.linker(source, target, ref.size)
+        if source is not None and self.worker is not None and self.worker.has_room():
+            self.worker.link(source, target, ref.size)
             return name
         if source is not None:
             if not place_image(source, target):

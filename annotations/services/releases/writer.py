@@ -12,9 +12,11 @@ Hashing leaves that core idle part of the time, so the worker also writes image 
 exporter leaves a gap of the cell's exact length (base64 of a file of known size), tells the
 worker which file goes there, and goes on with the next row; the worker reads the image, encodes
 it into the gap, then hashes past it (its commands run in order, and the gap's `fill` comes before
-the `grow` that covers it). The exporter hands over a cell only while the worker has fewer than
-`FILL_AHEAD` of them still to do, so each process encodes as much as its core has room for.
-The worker also places the local layout's images (a hard link each, `link`).
+the `grow` that covers it). The worker also places the local layout's images (a hard link each,
+`link`: about 17 µs of system time per image here, almost a second at 50k). The exporter hands
+over a cell or a link only while the worker has fewer than `WORKER_AHEAD` of them still to do,
+and does it itself otherwise: so each process takes as much of that work as its core has room
+for, whichever of the two hashing or row building keeps busier.
 
 A release over 1 GB is also written as parts, whose rows are NAME.tsv's rows again. While
 parts are written, the exporter writes NAME.tsv's rows whole (no cell left to the worker, which
@@ -25,6 +27,10 @@ first part is NAME.tsv's first bytes exactly, so its md5 and sha256 are NAME.tsv
 where it ends (`prefix`): it is not hashed again.
 
 Base64 is pybase64's (SIMD; ten times the standard library's speed here, the same text).
+
+What is written and hashed does not stay in the page cache (`digest_worker.CacheWindow`): the
+worker lets each file's pages go a little behind its hashing, and the exporter those of a first
+part, which nobody reads. The cache holds a few dozen MiB per file rather than the whole release.
 """
 
 from __future__ import annotations
@@ -37,13 +43,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from annotations.services.releases.digest_worker import CacheWindow
+
 WORKER = Path(__file__).with_name("digest_worker.py")
 BATCH = 1 << 20
 IOV_MAX = 1024  # pieces per writev; Linux's limit
-# Image cells the worker may have queued: enough to keep it busy between two batches, few enough
-# that the exporter encodes the rest itself when hashing keeps the worker busy.
-FILL_AHEAD = 64
-RECHECK_AFTER = 8  # cells written here before looking again when the worker was full
+# Image cells and links the worker may have queued: enough to keep it busy between two batches,
+# few enough that the exporter does the rest itself when hashing keeps the worker busy.
+WORKER_AHEAD = 64
+RECHECK_AFTER = 8  # jobs done here before looking again when the worker was full
 COMMAND_PIPE_BYTES = 1 << 20  # Linux's default limit for an unprivileged process
 
 
@@ -61,7 +69,7 @@ class Digester:
     """The digest worker of one export: every file of the export is announced to it."""
 
     def __init__(self) -> None:
-        # The worker writes one byte to `acks` per image cell it has filled.
+        # The worker writes one byte to `acks` per image cell it has filled or image it placed.
         self._acks, acks_out = os.pipe()
         os.set_blocking(self._acks, False)
         # -I: nothing from the environment; the worker needs hashlib and pybase64 only.
@@ -86,8 +94,9 @@ class Digester:
                 fcntl.fcntl(self._process.stdin.fileno(), set_pipe_size, COMMAND_PIPE_BYTES)
         self._files = 0
         self._fills = 0  # image cells handed to the worker
-        self._filled = 0  # ... and acknowledged as written
-        self._skip = 0  # cells to go before looking for acknowledgements again
+        self._jobs = 0  # image cells and links handed to the worker
+        self._done = 0  # ... and acknowledged as done
+        self._skip = 0  # jobs to go before looking for acknowledgements again
         self.digests: dict[int, dict] | None = None
         self.links: dict[str, int] | None = None  # images the worker placed: files, bytes
 
@@ -120,38 +129,46 @@ class Digester:
         """Image cells the worker has been given to write."""
         return self._fills
 
+    @property
+    def linked(self) -> int:
+        """Images the worker has been given to place."""
+        return self._jobs - self._fills
+
     def has_room(self) -> bool:
-        """Whether the worker can take another image cell now (see FILL_AHEAD)."""
-        if self._fills - self._filled >= FILL_AHEAD:
+        """Whether the worker can take another image cell or link now (see WORKER_AHEAD)."""
+        if self._jobs - self._done >= WORKER_AHEAD:
             # Full: the worker is busy. Its acknowledgements are read again only after a few
-            # cells, which we write ourselves: a read that finds none costs a system call and
-            # an exception, more than it would save.
+            # jobs, which we do ourselves: a read that finds none costs a system call and an
+            # exception, more than it would save.
             if self._skip:
                 self._skip -= 1
                 return False
             try:
-                self._filled += len(os.read(self._acks, 1 << 16))
+                self._done += len(os.read(self._acks, 1 << 16))
             except BlockingIOError:
                 self._skip = RECHECK_AFTER
                 return False
-        return self._fills - self._filled < FILL_AHEAD
+        return self._jobs - self._done < WORKER_AHEAD
 
     def fill(self, number: int, offset: int, size: int, path: str) -> None:
         """Have the worker write the base64 of `path` (`size` bytes) at `offset` of file
         `number`; sent at once, so that the worker encodes while we build the next rows, and
         before the `grow` that covers it."""
         self._fills += 1
+        self._jobs += 1
         self._send(f"fill {number} {offset} {size} {path}\n", flush=True)
 
     def link(self, source: str, target: str, size: int) -> None:
         """Have the worker place the stored image `source` (`size` bytes) as `target` in the
-        release's images/ folder: a hard link, or a copy across file systems; once per target."""
+        release's images/ folder: a hard link, or a copy across file systems; once per target
+        (a target placed meanwhile by the exporter is left as it is). Ask `has_room` first."""
         source_bytes = source.encode("utf-8", "surrogateescape")
         target_bytes = target.encode("utf-8", "surrogateescape")
         if b"\n" in source_bytes or b"\n" in target_bytes:
             raise ValueError("an image path cannot hold a line break")
         # The source's length in bytes tells the worker where the target starts.
         line = b"link %d %d %b%b\n" % (size, len(source_bytes), source_bytes, target_bytes)
+        self._jobs += 1
         try:
             self._process.stdin.write(line)
         except BrokenPipeError:
@@ -225,6 +242,9 @@ class DigestFile:
         # While every byte so far is the same byte of one file (mirrored at the same offsets),
         # that file: this one is not hashed on its own (see `close`).
         self._prefix_of: DigestFile | None = None
+        # While this file is not hashed on its own, the worker never reads it: we let its pages
+        # go from the page cache ourselves (the worker does so for the files it hashes).
+        self._cache = CacheWindow(self._fd)
         self.closed = False
 
     @property
@@ -289,6 +309,8 @@ class DigestFile:
         if self._end > self._flushed and self._prefix_of is None:
             self._flushed = self._end
             self._digester.grow(self._number, self._end)
+        elif self._prefix_of is not None:
+            self._cache.advance(self._end)
 
     def close(self) -> None:
         if self.closed:
