@@ -31,15 +31,33 @@ def build_judge_prompt(question: str, options: Mapping[str, str], answer: str) -
 
 
 _LETTER = re.compile(r"\b([A-Z])\b")
+# "I" and "A" are also English words: followed by a lower-case word other than one that speaks
+# of a letter ("A or B", "A is right") they are that word ("I cannot tell", "A polyp"), unless
+# the reply names them as the option ("option I is", "answer: A").
+_WORD_USE = re.compile(r"\b([AI]) +(?!(?:or|and|nor|is|was|seems|matches|fits|looks|best)\b)[a-z]")
+_NAMED = re.compile(r"\b(?:answer|option|choice|letter)\s*(?:is|:)?\s*[(*_`'\"]*([A-Z])\b", re.I)
 
 
 def read_judge_reply(reply: str, letters: str) -> str:
     """The option letter the judge named ('' for Z, several letters or no letter at all).
 
     A judge sometimes wraps its letter ("**B**", "B.", "The answer is B"): the reply counts
-    when exactly one distinct valid letter or Z stands alone in it.
+    when exactly one distinct valid letter or Z stands in it as a letter. "I" or "A" used as a
+    word ("I cannot tell", "A polyp is seen") does not count, unless the reply names it as the
+    option ("Option I is right"): on a benchmark with nine options "I" is a letter too.
     """
-    found = {letter for letter in _LETTER.findall(reply or "") if letter in letters + NO_MATCH}
+    text = reply or ""
+    valid = letters + NO_MATCH
+    named = {m.group(1) for m in _NAMED.finditer(text)} & set(valid)
+    if len(named) == 1:
+        found = named
+    else:
+        words = {m.start(1) for m in _WORD_USE.finditer(text)}
+        found = {
+            m.group(1)
+            for m in _LETTER.finditer(text)
+            if m.group(1) in valid and m.start(1) not in words
+        }
     if len(found) != 1:
         return ""
     letter = found.pop()

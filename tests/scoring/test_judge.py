@@ -28,7 +28,31 @@ def test_the_prompt_holds_the_question_the_options_and_the_answer():
         ("E", ""),  # not an option here
         ("", ""),
         ("I cannot tell", ""),  # "I" is not an option letter here
+        ("I think it is B", "B"),  # "I" as a word
+        ("A polyp is seen, so C", "C"),  # "A" as a word
+        ("Option A is correct", "A"),  # named as the option
+        ("The answer is: (D)", "D"),
+        ("A is correct", "A"),
+        ("C looks right", "C"),
     ],
 )
 def test_the_reply_counts_when_it_names_exactly_one_letter(reply, letter):
     assert read_judge_reply(reply, "ABCD") == letter
+
+
+@pytest.mark.parametrize(
+    ("reply", "letter"),
+    [
+        ("I", "I"),
+        ("**I**", "I"),
+        ("I.", "I"),
+        ("I cannot tell", ""),  # a word, not option I
+        ("I cannot tell which one; Z", ""),
+        ("I would say H", "H"),
+        ("Option I is the right one", "I"),
+        ("The answer is I", "I"),
+        ("A or I", ""),  # two letters
+    ],
+)
+def test_on_nine_options_the_word_i_is_not_option_i(reply, letter):
+    assert read_judge_reply(reply, "ABCDEFGHI") == letter
