@@ -47,17 +47,10 @@ def read_judge_reply(reply: str, letters: str) -> str:
     option ("Option I is right"): on a benchmark with nine options "I" is a letter too.
     """
     text = reply or ""
-    valid = letters + NO_MATCH
-    named = {m.group(1) for m in _NAMED.finditer(text)} & set(valid)
-    if len(named) == 1:
-        found = named
-    else:
-        words = {m.start(1) for m in _WORD_USE.finditer(text)}
-        found = {
-            m.group(1)
-            for m in _LETTER.finditer(text)
-            if m.group(1) in valid and m.start(1) not in words
-        }
+    valid = set(letters + NO_MATCH)
+    words = {m.start(1) for m in _WORD_USE.finditer(text)}
+    found = {m.group(1) for m in _LETTER.finditer(text) if m.start(1) not in words}
+    found = (found | {m.group(1) for m in _NAMED.finditer(text)}) & valid
     if len(found) != 1:
         return ""
     letter = found.pop()

@@ -33,6 +33,7 @@ def test_the_prompt_holds_the_question_the_options_and_the_answer():
         ("Option A is correct", "A"),  # named as the option
         ("The answer is: (D)", "D"),
         ("A is correct", "A"),
+        ("The answer is A or B", ""),  # still two letters
         ("C looks right", "C"),
     ],
 )
@@ -50,6 +51,7 @@ def test_the_reply_counts_when_it_names_exactly_one_letter(reply, letter):
         ("I cannot tell which one; Z", ""),
         ("I would say H", "H"),
         ("Option I is the right one", "I"),
+        ("Option I describes it", "I"),  # named: a letter, whatever follows
         ("The answer is I", "I"),
         ("A or I", ""),  # two letters
     ],
