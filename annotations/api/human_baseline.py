@@ -13,10 +13,14 @@ from rest_framework.views import APIView
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, HasRole
 from annotations.api.runs import RunOutputSerializer
-from annotations.models import Benchmark, Item
+from annotations.models import Benchmark, Item, Run
 from annotations.selectors import review as selectors
 from annotations.selectors import runs as run_selectors
-from annotations.services.human_baseline import human_answer_submit, human_baseline_open
+from annotations.services.human_baseline import (
+    human_answer_submit,
+    human_baseline_open,
+    human_baseline_reassign,
+)
 
 CLINICIANS = [HasRole.of(REVIEWER, ADJUDICATOR)]
 
@@ -55,6 +59,28 @@ class BenchmarkBaselineOpenApi(APIView):
         )
         return Response(
             RunOutputSerializer(run_selectors.run_get(pk=run.pk)).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class BaselineReassignApi(APIView):
+    """Give a human-baseline session's items to another clinician: a new session (201) over the
+    same items; the old one ends if still open, its answers kept as a partial baseline."""
+
+    permission_classes = [HasRole.of(CURATOR)]
+
+    class InputSerializer(serializers.Serializer):
+        clinician = serializers.CharField(help_text="username")
+
+    @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer})
+    def post(self, request, pk: int):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk, kind="human")
+        clinician = get_object_or_404(get_user_model(), username=data.validated_data["clinician"])
+        session = human_baseline_reassign(run=run, clinician=clinician, opened_by=request.user)
+        return Response(
+            RunOutputSerializer(run_selectors.run_get(pk=session.pk)).data,
             status=status.HTTP_201_CREATED,
         )
 

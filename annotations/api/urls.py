@@ -65,6 +65,11 @@ urlpatterns = [
     ),
     path("baselines/", baseline_api.BaselineSessionListApi.as_view(), name="api-baselines"),
     path(
+        "baselines/<int:pk>/reassign/",
+        baseline_api.BaselineReassignApi.as_view(),
+        name="api-baseline-reassign",
+    ),
+    path(
         "baselines/<int:pk>/next/", baseline_api.BaselineNextApi.as_view(), name="api-baseline-next"
     ),
     path(

@@ -34,14 +34,14 @@ LEADERBOARD_STATUSES = (RunStatus.DONE, RunStatus.CANCELLED)
 
 
 def run_list(*, benchmark: Benchmark | None = None) -> QuerySet[Run]:
-    runs = Run.objects.select_related("benchmark", "endpoint", "judge").order_by(
+    runs = Run.objects.select_related("benchmark", "endpoint", "judge", "human").order_by(
         "-created_at", "-pk"
     )
     return runs.filter(benchmark=benchmark) if benchmark else runs
 
 
 def run_get(*, pk: int) -> Run:
-    return Run.objects.select_related("benchmark", "endpoint", "judge").get(pk=pk)
+    return Run.objects.select_related("benchmark", "endpoint", "judge", "human").get(pk=pk)
 
 
 def run_predictions(

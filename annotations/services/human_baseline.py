@@ -15,7 +15,7 @@ from annotations.access import ADJUDICATOR, REVIEWER, has_role
 from annotations.models import Benchmark, Item, Prediction, Run, RunKind, RunStatus
 from annotations.selectors.review import BASELINE_FILTERS, baseline_items
 from annotations.services.errors import DomainError
-from annotations.services.runs import run_finish
+from annotations.services.runs import run_cancel, run_finish
 
 
 @transaction.atomic
@@ -26,16 +26,20 @@ def human_baseline_open(
     opened_by,
     filters: dict | None = None,
     limit: int | None = None,
+    item_ids: list[int] | None = None,
 ) -> Run:
-    """Open a human-baseline session for `clinician` over the filtered items (first `limit`)."""
+    """Open a human-baseline session for `clinician` over the filtered items (first `limit`;
+    only `item_ids` when given: another session's items)."""
     if not has_role(clinician, REVIEWER, ADJUDICATOR):
         raise DomainError(_("A human baseline is answered by a reviewer or an adjudicator."))
     filters = {k: v for k, v in (filters or {}).items() if k in BASELINE_FILTERS and v}
     run = Run(benchmark=benchmark, kind=RunKind.HUMAN, human=clinician, filters=filters)
+    if item_ids:
+        run.filters = {**filters, "item_ids": list(item_ids)}
     ids = list(baseline_items(run).values_list("pk", flat=True)[: limit or None])
     if not ids:
         raise DomainError(_("No item matches this selection."))
-    if limit:
+    if limit or item_ids:
         # A limited session keeps exactly the items it started with, even if more are imported.
         run.filters = {**filters, "item_ids": ids}
     run.label = _("Human: %(name)s") % {"name": clinician.get_username()}
@@ -46,6 +50,28 @@ def human_baseline_open(
     run.started_at = timezone.now()
     run.save()
     return run
+
+
+@transaction.atomic
+def human_baseline_reassign(*, run: Run, clinician, opened_by) -> Run:
+    """Give a session's selection to another clinician: a new session over the same items, and
+    the old one ends if it was still open (its answers stay, scored as a partial baseline).
+
+    Each clinician answers the whole selection: a human baseline is one person's accuracy, so
+    the new session does not start where the old one stopped."""
+    if run.kind != RunKind.HUMAN:
+        raise DomainError(_("Only a human baseline is given to a clinician."))
+    if clinician.pk == run.human_id:
+        raise DomainError(_("This session is already this clinician's."), code="same_clinician")
+    session = human_baseline_open(
+        benchmark=run.benchmark,
+        clinician=clinician,
+        opened_by=opened_by,
+        filters=run.filters,
+        item_ids=(run.filters or {}).get("item_ids"),
+    )
+    run_cancel(run=run)
+    return session
 
 
 @transaction.atomic

@@ -199,10 +199,15 @@ def run_create(
 
 
 def run_cancel(*, run: Run) -> bool:
-    """Cancel a queued or running run; False when it had already ended (nothing changes)."""
+    """Cancel a queued or running run; False when it had already ended (nothing changes).
+
+    A human baseline ended early keeps its clinician's answers, scored now as a partial run (a
+    model's run is scored by its worker, which sees the cancellation)."""
     changed = Run.objects.filter(pk=run.pk, status__in=_ACTIVE).update(
         status=RunStatus.CANCELLED, finished_at=timezone.now()
     )
+    if changed and run.kind == RunKind.HUMAN:
+        run_finish(run_id=run.pk)
     run.refresh_from_db()
     return bool(changed)
 

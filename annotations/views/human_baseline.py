@@ -16,7 +16,11 @@ from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, role_required
 from annotations.models import Benchmark, Item, Run
 from annotations.selectors import review as selectors
 from annotations.services.errors import DomainError
-from annotations.services.human_baseline import human_answer_submit, human_baseline_open
+from annotations.services.human_baseline import (
+    human_answer_submit,
+    human_baseline_open,
+    human_baseline_reassign,
+)
 
 PAGE = "review/baseline.html"
 
@@ -64,6 +68,28 @@ def baseline_open(request: HttpRequest, name: str) -> HttpResponse:
             % {"name": clinician.get_username(), "n": run.total},
         )
     return redirect("review-assign", name=name)
+
+
+@require_POST
+@role_required(CURATOR)
+def baseline_reassign(request: HttpRequest, pk: int) -> HttpResponse:
+    """The session's items for another clinician; the session itself ends (answers kept)."""
+    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk, kind="human")
+    clinician = get_user_model().objects.filter(username=request.POST.get("clinician", "")).first()
+    if clinician is None:
+        messages.error(request, _("Unknown clinician."))
+        return redirect("run", pk=run.pk)
+    try:
+        session = human_baseline_reassign(run=run, clinician=clinician, opened_by=request.user)
+    except DomainError as error:
+        messages.error(request, str(error))
+        return redirect("run", pk=run.pk)
+    messages.success(
+        request,
+        _("Human baseline opened for %(name)s: %(n)d items.")
+        % {"name": clinician.get_username(), "n": session.total},
+    )
+    return redirect("run", pk=session.pk)
 
 
 @require_GET

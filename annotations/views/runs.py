@@ -15,6 +15,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from annotations.access import CURATOR, role_required
 from annotations.labels import field_label
 from annotations.models import Benchmark, EndpointKind, ItemStatus, ModelEndpoint, Run, RunStatus
+from annotations.selectors import review as review_selectors
 from annotations.selectors import runs as run_selectors
 from annotations.services import runs as run_services
 from annotations.services.errors import DomainError
@@ -155,7 +156,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
             # Finished: reload the whole page once, so the scores and predictions appear.
             return HttpResponseClientRefresh()
-        return render(request, "runs/detail.html#progress", {"run": run})
+        context = {"run": run, "clinicians": _other_clinicians(run)}
+        return render(request, "runs/detail.html#progress", context)
     wrong_only = request.GET.get("wrong") == "1"
     by = request.GET.get("by", "")
     field_name, _sep, value = by.partition("=")
@@ -168,14 +170,25 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "run": run,
         "page": page,
         "field_values": field_values,
+        "clinicians": _other_clinicians(run),
         "filters": {"wrong": "1" if wrong_only else "", "by": by},
         "breakdown": _breakdown(run),
-        "filter_chips": [
-            (key, ", ".join(map(str, v)) if isinstance(v, list) else str(v))
-            for key, v in (run.filters or {}).items()
-        ],
+        "filter_chips": [_filter_chip(key, value) for key, value in (run.filters or {}).items()],
     }
     return render(request, "runs/detail.html", context)
+
+
+def _filter_chip(key: str, value) -> tuple[str, str]:
+    if key == "item_ids":  # a limited session's fixed items: how many, not every id
+        return str(_("Items")), str(len(value))
+    return key, ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _other_clinicians(run: Run) -> list:
+    """Who a human baseline's items can be given to (`baseline_reassign`); none for a model."""
+    if run.kind != "human":
+        return []
+    return [p for p in review_selectors.clinician_choices() if p.pk != run.human_id]
 
 
 def _breakdown(run: Run) -> list[tuple[str, list[tuple[str, dict]]]]:

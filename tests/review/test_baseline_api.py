@@ -90,3 +90,45 @@ class BaselineApiTests(TestCase):
             404,
         )
         self.assertFalse(Run.objects.exists())
+
+    def test_a_curator_gives_a_session_to_another_clinician_and_the_first_keeps_its_answers(self):
+        session = self.open()
+        alice = self.api("reviewer")
+        url = f"/api/baselines/{session['id']}"
+        first = alice.get(f"{url}/next/").json()
+        alice.post(f"{url}/answers/", {"item": first["item"], "letter": "B"}, format="json")
+
+        reassign = f"{url}/reassign/"
+        self.assertEqual(
+            self.api("reviewer").post(reassign, {"clinician": "bob"}, format="json").status_code,
+            403,
+        )
+        same = self.api("curator").post(reassign, {"clinician": "alice"}, format="json")
+        self.assertEqual((same.status_code, same.json()["code"]), (400, "same_clinician"))
+        outsider = self.api("curator").post(reassign, {"clinician": "eve"}, format="json")
+        self.assertEqual(outsider.status_code, 400)
+        response = self.api("curator").post(reassign, {"clinician": "bob"}, format="json")
+        self.assertEqual(response.status_code, 201, response.content)
+        given = response.json()
+        self.assertEqual((given["status"], given["total"], given["completed"]), ("running", 2, 0))
+
+        # Alice's session ended with her one answer scored; she can answer no more.
+        old = Run.objects.get(pk=session["id"])
+        self.assertEqual((old.status, old.completed), (RunStatus.CANCELLED, 1))
+        self.assertEqual(old.summary["overall"]["hits"], 1)
+        second = alice.get(f"{url}/next/").json()
+        closed = alice.post(
+            f"{url}/answers/", {"item": second["item"], "letter": "B"}, format="json"
+        )
+        self.assertEqual(closed.json()["code"], "closed")
+
+        # Bob answers the same two items from the start, in his own session.
+        bob = self.api("reviewer2")
+        self.assertEqual([s["id"] for s in bob.get("/api/baselines/").json()], [given["id"]])
+        start = bob.get(f"/api/baselines/{given['id']}/next/").json()
+        self.assertEqual(start["item"], self.items[0].pk)
+        new = Run.objects.get(pk=given["id"])
+        self.assertEqual(new.filters["item_ids"], old.filters["item_ids"])
+        self.assertEqual(new.human, self.people["reviewer2"])
+        missing = self.api("curator").post("/api/baselines/99999/reassign/", {"clinician": "bob"})
+        self.assertEqual(missing.status_code, 404)

@@ -96,3 +96,42 @@ class HumanBaselineTests(TestCase):
                 clinician=self.people["outsider"],
                 opened_by=self.people["curator"],
             )
+
+    def test_a_session_ended_early_keeps_its_answers_scored_as_partial(self):
+        from annotations.services.runs import run_cancel
+
+        run = self.open()
+        human_answer_submit(run=run, item=self.items[0], user=self.people["reviewer"], letter="A")
+        self.assertTrue(run_cancel(run=run))
+        run.refresh_from_db()
+        self.assertEqual((run.status, run.completed, run.total), ("cancelled", 1, 3))
+        self.assertEqual(run.summary["overall"]["hits"], 1)
+        self.assertIsNotNone(run.finished_at)
+        with self.assertRaises(DomainError):
+            human_answer_submit(
+                run=run, item=self.items[1], user=self.people["reviewer"], letter="A"
+            )
+        self.assertFalse(run_cancel(run=run))  # already ended: nothing changes
+
+    def test_a_whole_selection_goes_to_another_clinician_with_its_filters(self):
+        from annotations.services.human_baseline import human_baseline_reassign
+
+        run = self.open(filters={"category": "Lesion"})
+        given = human_baseline_reassign(
+            run=run, clinician=self.people["adjudicator"], opened_by=self.people["curator"]
+        )
+        run.refresh_from_db()
+        self.assertEqual(run.status, "cancelled")
+        self.assertEqual(
+            (given.human, given.total, given.status), (self.people["adjudicator"], 2, "running")
+        )
+        self.assertEqual(given.filters["category"], "Lesion")
+        # An ended session can be given again: the new one is for yet another clinician.
+        again = human_baseline_reassign(
+            run=run, clinician=self.people["reviewer2"], opened_by=self.people["curator"]
+        )
+        self.assertEqual(again.total, 2)
+        with self.assertRaises(DomainError):
+            human_baseline_reassign(
+                run=given, clinician=self.people["adjudicator"], opened_by=self.people["curator"]
+            )

@@ -199,6 +199,63 @@ class RunDetailTests(RunPagesTestCase):
         self.assertEqual(self.client.get(self.url()).status_code, 403)
 
 
+class HumanBaselineRunPageTests(RunPagesTestCase):
+    """A curator ends a clinician's session early, or gives its items to another clinician."""
+
+    def setUp(self):
+        from annotations.services.human_baseline import human_answer_submit, human_baseline_open
+
+        self.session = human_baseline_open(
+            benchmark=self.benchmark,
+            clinician=self.people["reviewer"],
+            opened_by=self.people["curator"],
+            limit=4,
+        )
+        human_answer_submit(
+            run=self.session, item=self.items[0], user=self.people["reviewer"], letter="A"
+        )
+        self.login()
+
+    def test_the_page_offers_to_end_the_session_and_to_give_it_to_another_clinician(self):
+        response = self.client.get(reverse("run", args=[self.session.pk]))
+        self.assertContains(response, "End session")
+        self.assertNotContains(response, "Cancel run")
+        self.assertEqual(
+            [person.username for person in response.context["clinicians"]], ["bob", "carol"]
+        )
+        polled = self.client.get(
+            reverse("run", args=[self.session.pk]),
+            HTTP_HX_REQUEST="true",
+            HTTP_HX_TARGET="run-progress",
+        )
+        self.assertContains(polled, "Give these items to")  # the form survives the polling
+        model_page = self.client.get(reverse("run", args=[self.bad.pk]))
+        self.assertNotContains(model_page, "Give these items to")
+
+    def test_giving_the_items_to_another_clinician_opens_their_session(self):
+        url = reverse("baseline-reassign", args=[self.session.pk])
+        response = self.client.post(url, {"clinician": "carol"}, follow=True)
+        given = Run.objects.get(kind="human", human=self.people["adjudicator"])
+        self.assertRedirects(response, reverse("run", args=[given.pk]))
+        self.assertContains(response, "Human baseline opened for carol: 4 items.")
+        self.session.refresh_from_db()
+        self.assertEqual((self.session.status, self.session.completed), ("cancelled", 1))
+        self.assertEqual(self.session.summary["overall"]["n"], 1)
+
+        unknown = self.client.post(url, {"clinician": "zed"}, follow=True)
+        self.assertContains(unknown, "Unknown clinician.")
+        same = self.client.post(url, {"clinician": "alice"}, follow=True)
+        self.assertContains(same, "already this clinician")
+        self.assertEqual(Run.objects.filter(kind="human").count(), 2)
+
+    def test_only_curators_give_sessions_away(self):
+        self.login("reviewer2")
+        url = reverse("baseline-reassign", args=[self.session.pk])
+        self.assertEqual(self.client.post(url, {"clinician": "bob"}).status_code, 403)
+        self.assertEqual(self.client.get(url).status_code, 405)
+        self.assertEqual(Run.objects.filter(kind="human").count(), 1)
+
+
 class RunCancelTests(RunPagesTestCase):
     def test_it_cancels_a_running_run(self):
         run = run_services.run_create(
