@@ -26,6 +26,11 @@ urlpatterns = [
     path("healthz", core.health, name="health"),
     path("pairs/", pair_views.pairs_home, name="pairs"),
     path("pairs/blind/", pair_views.pairs_blind_toggle, name="pairs-blind"),
+    path(
+        "benchmarks/<slug:name>/pairs-blind/",
+        pair_views.benchmark_pairs_blind,
+        name="benchmark-pairs-blind",
+    ),
     path("pairs/next/", pair_views.pair_next, name="pair-next"),
     path("pairs/<int:pk>/", pair_views.pair_review, name="pair-review"),
     path(

@@ -29,6 +29,9 @@ class Benchmark(models.Model):
     # The imported TSV header in file order, so that an export keeps every column where it was.
     columns = models.JSONField(default=list, blank=True)
     option_letters = models.JSONField(default=list, blank=True)
+    # Set by a curator for a reader study: every pair review of this benchmark is blinded (sides
+    # shuffled, "which is degraded?" first), whatever a reviewer's own mode.
+    pairs_blinded = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

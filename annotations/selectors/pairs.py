@@ -121,6 +121,11 @@ def pair_benchmarks() -> list[tuple[Benchmark, int, int]]:
     return [(b, *counts[b.pk]) for b in benchmarks]
 
 
+def blinded_pair_benchmarks() -> list[str]:
+    """Names of the benchmarks whose curator blinded every pair review."""
+    return list(Benchmark.objects.filter(pairs_blinded=True).values_list("name", flat=True))
+
+
 # --- robustness ----------------------------------------------------------------------------
 
 CLEAN = Severity.CLEAN.value

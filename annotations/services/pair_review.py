@@ -56,7 +56,10 @@ def pair_review_submit(
     identified_side: str = "",
     seconds_spent: float | None = None,
 ) -> ReviewOutcome:
-    """Record a reviewer's judgement of a degraded twin, then apply the pair agreement rule."""
+    """Record a reviewer's judgement of a degraded twin, then apply the pair agreement rule.
+
+    A benchmark whose curator blinded its pair reviews takes blinded reviews only."""
+    blinded = blinded or item.benchmark.pairs_blinded
     if item.clean_twin_id is None:
         raise DomainError(_("This item is not a degraded twin."), code="not_a_pair")
     if severity_judgement not in SeverityJudgement.values:
@@ -94,3 +97,10 @@ def pair_review_submit(
                 review=outcome.review, status=ItemStatus.DISPUTED, version=outcome.version
             )
     return outcome
+
+
+def benchmark_pairs_blind(*, benchmark, blinded: bool) -> None:
+    """Make every pair review of the benchmark blinded (a reader study), or leave it to each
+    reviewer's own mode. Reviews already given keep how they were made."""
+    benchmark.pairs_blinded = bool(blinded)
+    benchmark.save(update_fields=["pairs_blinded"])

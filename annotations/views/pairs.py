@@ -21,7 +21,13 @@ from annotations.models import Benchmark, SeverityJudgement
 from annotations.selectors import pairs as selectors
 from annotations.services.errors import DomainError
 from annotations.services.jobs import job_create
-from annotations.services.pair_review import LEFT, RIGHT, degraded_side, pair_review_submit
+from annotations.services.pair_review import (
+    LEFT,
+    RIGHT,
+    degraded_side,
+    pair_review_submit,
+)
+from annotations.services.pair_review import benchmark_pairs_blind as benchmark_pairs_blind_service
 from annotations.tasks.degrade import benchmark_degrade_task
 
 BLIND_SESSION_KEY = "pairs_blinded"
@@ -71,7 +77,10 @@ class PairReviewForm(forms.Form):
     seconds_spent = forms.FloatField(required=False)
 
 
-def _blinded(request: HttpRequest) -> bool:
+def _blinded(request: HttpRequest, benchmark: Benchmark | None = None) -> bool:
+    """The reviewer's own mode, or the benchmark's when its curator blinded its pair reviews."""
+    if benchmark is not None and benchmark.pairs_blinded:
+        return True
     return bool(request.session.get(BLIND_SESSION_KEY, False))
 
 
@@ -81,6 +90,7 @@ def pairs_home(request: HttpRequest) -> HttpResponse:
     context = {"blinded": _blinded(request)}
     if has_role(request.user, REVIEWER):
         context["progress"] = selectors.pair_progress(request.user)
+        context["always_blinded"] = selectors.blinded_pair_benchmarks()
     if has_role(request.user, CURATOR, ADJUDICATOR):
         context["benchmarks"] = selectors.pair_benchmarks()
     return render(request, "pairs/home.html", context)
@@ -91,6 +101,20 @@ def pairs_home(request: HttpRequest) -> HttpResponse:
 def pairs_blind_toggle(request: HttpRequest) -> HttpResponse:
     # A reviewer's own study mode: sides shuffled and "which is degraded?" asked first.
     request.session[BLIND_SESSION_KEY] = request.POST.get("blinded") == "1"
+    return redirect("pairs")
+
+
+@require_POST
+@role_required(CURATOR)
+def benchmark_pairs_blind(request: HttpRequest, name: str) -> HttpResponse:
+    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark_pairs_blind_service(benchmark=benchmark, blinded=request.POST.get("blinded") == "1")
+    if benchmark.pairs_blinded:
+        messages.success(request, _("Every pair review of %s is now blinded.") % benchmark.name)
+    else:
+        messages.success(
+            request, _("Pair reviews of %s follow each reviewer's own mode.") % benchmark.name
+        )
     return redirect("pairs")
 
 
@@ -144,7 +168,7 @@ def _sides(page: selectors.PairPage, user, blinded: bool) -> list[dict]:
 def pair_review(request: HttpRequest, pk: int) -> HttpResponse:
     form = PairReviewForm(request.POST or None)
     page = selectors.pair_page(request.user, pk)
-    blinded = _blinded(request)
+    blinded = _blinded(request, page.item.benchmark)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -170,6 +194,7 @@ def pair_review(request: HttpRequest, pk: int) -> HttpResponse:
         "item": page.item,
         "form": form,
         "blinded": blinded,
+        "blinded_by_curator": page.item.benchmark.pairs_blinded,
         "sides": _sides(page, request.user, blinded),
         "realism_range": range(1, 6),
         "severity_choices": SeverityJudgement.choices,

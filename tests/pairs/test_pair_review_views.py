@@ -188,3 +188,65 @@ def test_the_pairs_home_serves_each_role(client, people, paired):
     assert response.status_code == 200 and "medq" in response.content.decode()
     client.force_login(people["outsider"])
     assert client.get(reverse("pairs")).status_code == 403
+
+
+def test_a_curator_blinds_every_pair_review_of_a_benchmark(client, people, paired):
+    benchmark, twins = paired
+    client.force_login(people["curator"])
+    home = client.get(reverse("pairs")).content.decode()
+    assert "Blind every review" in home
+    response = client.post(
+        reverse("benchmark-pairs-blind", args=[benchmark.name]), {"blinded": "1"}, follow=True
+    )
+    assert f"Every pair review of {benchmark.name} is now blinded." in response.content.decode()
+    benchmark.refresh_from_db()
+    assert benchmark.pairs_blinded
+
+    # A reviewer whose own mode is off still gets the blinded page, and is told why.
+    client.force_login(people["reviewer"])
+    client.post(reverse("pairs-blind"), {"blinded": "0"})
+    assert benchmark.name in client.get(reverse("pairs")).content.decode()
+    html = client.get(reverse("pair-review", args=[twins[0].pk])).content.decode()
+    assert "Blinded by the curator" in html and "Which image is degraded?" in html
+    assert "Degraded image" not in html and "Clean image" not in html
+    assert submit(client, twins[0]).status_code == 400  # the side first, as in any blind review
+    submit(client, twins[0], identified_side="right")
+    assert Review.objects.get(item=twins[0]).identified_degraded_side == "right"
+
+    # Back to each reviewer's choice: the same reviewer sees the roles again.
+    client.force_login(people["curator"])
+    client.post(reverse("benchmark-pairs-blind", args=[benchmark.name]), {"blinded": "0"})
+    client.force_login(people["reviewer"])
+    html = client.get(reverse("pair-review", args=[twins[1].pk])).content.decode()
+    assert "Degraded image" in html and "Blinded" not in html
+
+
+def test_the_service_refuses_an_unblinded_review_where_the_curator_blinded(people, paired):
+    from annotations.services.errors import DomainError
+    from annotations.services.pair_review import benchmark_pairs_blind, pair_review_submit
+
+    benchmark, twins = paired
+    benchmark_pairs_blind(benchmark=benchmark, blinded=True)
+    twin = type(twins[0]).objects.select_related("benchmark").get(pk=twins[0].pk)
+    with pytest.raises(DomainError, match="which side"):
+        pair_review_submit(
+            item=twin,
+            reviewer=people["reviewer"],
+            version=twin.version,
+            answerable=True,
+            realism=4,
+            severity_judgement="right",
+        )
+    assert not Review.objects.filter(item=twin).exists()
+
+
+def test_only_curators_blind_a_benchmark(client, people, paired):
+    benchmark, _twins = paired
+    url = reverse("benchmark-pairs-blind", args=[benchmark.name])
+    for who in ("reviewer", "adjudicator"):
+        client.force_login(people[who])
+        assert client.post(url, {"blinded": "1"}).status_code == 403
+    client.force_login(people["curator"])
+    assert client.get(url).status_code == 405
+    benchmark.refresh_from_db()
+    assert not benchmark.pairs_blinded
