@@ -155,8 +155,13 @@ class AdjudicationPage:
 
 
 def adjudication_page(pk: int) -> AdjudicationPage:
+    # A degraded twin is adjudicated beside its clean image, as it was reviewed.
     item = get_object_or_404(
-        Item.objects.select_related("benchmark").prefetch_related(IMAGES), pk=pk
+        Item.objects.select_related("benchmark", "clean_twin").prefetch_related(
+            IMAGES,
+            Prefetch("clean_twin__item_images", queryset=ItemImage.objects.select_related("image")),
+        ),
+        pk=pk,
     )
     current = [r for r in item_reviews(item) if r.item_version == item.version]
     remaining = Item.objects.filter(status=ItemStatus.DISPUTED).count()

@@ -72,6 +72,17 @@ def review_card(review: Review | None, original: dict, label: str) -> dict | Non
     card = {"review": review, "label": label}
     if review.verdict == "edit":
         card["diff"] = content_diff(original, review.content or {})
+    if review.realism is not None or review.severity_judgement:
+        # A pair review: what was judged, and in a blinded review whether the degraded side
+        # was found (the pair agreement rule compares these, not the verdict alone).
+        card["pair"] = {
+            "answerable": review.answerable,
+            "realism": review.realism,
+            "severity": review.get_severity_judgement_display(),
+            "guess": review.identified_degraded_side,
+            "found": bool(review.identified_degraded_side)
+            and review.identified_degraded_side == review.degraded_side,
+        }
     return card
 
 

@@ -250,3 +250,46 @@ def test_only_curators_blind_a_benchmark(client, people, paired):
     assert client.get(url).status_code == 405
     benchmark.refresh_from_db()
     assert not benchmark.pairs_blinded
+
+
+def test_a_disputed_pair_is_adjudicated_beside_its_clean_image_with_both_judgements(
+    client, people, paired
+):
+    _benchmark, twins = paired
+    twin = twins[1]
+    client.force_login(people["reviewer"])
+    submit(client, twin, realism="5")
+    client.force_login(people["reviewer2"])
+    client.post(reverse("pairs-blind"), {"blinded": "1"})
+    actual = degraded_side(item_id=twin.pk, reviewer_id=people["reviewer2"].pk)
+    wrong = "left" if actual == "right" else "right"
+    submit(client, twin, realism="2", severity_judgement="too_strong", identified_side=wrong)
+    twin.refresh_from_db()
+    assert twin.status == ItemStatus.DISPUTED
+
+    client.force_login(people["adjudicator"])
+    html = client.get(reverse("adjudicate", args=[twin.pk])).content.decode()
+    clean_sha = twin.clean_twin.item_images.get().image.sha256
+    degraded_sha = twin.item_images.get().image.sha256
+    assert html.index(clean_sha) < html.index(degraded_sha)  # clean first, both shown
+    assert "Clean image" in html and "Degraded image" in html
+    assert html.count("data-pair-judgement") == 2
+    assert "<b>5</b> / 5" in html and "<b>2</b> / 5" in html
+    assert "Too strong" in html
+    assert "took the clean image for the degraded one" in html  # reviewer2's blinded guess
+
+
+def test_the_adjudication_page_of_a_pair_runs_a_constant_number_of_queries(
+    client, people, paired, django_assert_num_queries
+):
+    _benchmark, twins = paired
+    for person in ("reviewer", "reviewer2"):
+        client.force_login(people[person])
+        for twin in twins[:2]:
+            submit(client, twin, realism="5" if person == "reviewer" else "1")
+    client.force_login(people["adjudicator"])
+    # session, user, roles, item + benchmark + clean twin, its images, the clean twin's images,
+    # review slots, reviews with their reviewers, disputed count
+    for twin in twins[:2]:
+        with django_assert_num_queries(9):
+            assert client.get(reverse("adjudicate", args=[twin.pk])).status_code == 200
