@@ -5,7 +5,7 @@ from django.contrib.auth import authenticate
 from django.core.management import call_command
 
 from annotations.access import user_roles
-from annotations.models import Benchmark, Case, Item, Volume
+from annotations.models import Assignment, Benchmark, Case, Item, Volume
 
 pytestmark = pytest.mark.django_db
 
@@ -28,6 +28,12 @@ def test_seed_demo_creates_all_three_families_and_one_user_per_role_once(capsys)
         Item.objects.filter(benchmark__name="medqdeg-demo").values_list("modality", flat=True)
     )
     assert {"CT", "MRI", "Dermoscopy", "Histopathology"} <= modalities
+    # Every clean MedQ-DEG item has a mild and a severe twin, assigned for pair review.
+    twins = Item.objects.filter(benchmark__name="medqdeg-demo", clean_twin__isnull=False)
+    clean = Item.objects.filter(benchmark__name="medqdeg-demo", clean_twin__isnull=True)
+    assert twins.count() == 2 * clean.count() > 0
+    assert set(twins.values_list("degradation_severity", flat=True)) == {"mild", "severe"}
+    assert Assignment.objects.filter(item__in=twins).count() == 2 * twins.count()
     assert Case.objects.filter(benchmark__name="gastricx-demo").count() == 2
     phases = set(Volume.objects.values_list("phase", flat=True))
     assert phases == {"non_contrast", "arterial", "venous", "delayed"}

@@ -25,7 +25,7 @@ def test_the_pair_page_shows_clean_and_degraded_side_by_side(client, people, pai
     clean_sha = twins[0].clean_twin.item_images.get().image.sha256
     degraded_sha = twins[0].item_images.get().image.sha256
     assert html.index(clean_sha) < html.index(degraded_sha)  # clean on the left when not blinded
-    assert "Degraded image" in html and "gaussian_blur" in html
+    assert "Degraded image" in html and "Gaussian blur" in html
 
 
 def test_the_pair_page_runs_a_constant_number_of_queries(

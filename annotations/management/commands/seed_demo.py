@@ -18,6 +18,9 @@ DEMO_USERS = (
     ("adjudicator", (ADJUDICATOR, REVIEWER)),
 )
 DEMO_BENCHMARKS = ("endobench-demo", "medqdeg-demo", "gastricx-demo")
+# MedQ-DEG is about degraded images beside clean ones: the demo's clean items get twins from our
+# engine (fast kinds only: a CT sinogram kind takes a third of a second per image).
+DEMO_DEGRADATIONS = {"kinds": "gaussian_noise", "severities": "mild,severe"}
 
 
 class Command(BaseCommand):
@@ -50,6 +53,16 @@ class Command(BaseCommand):
             for name in missing:
                 family, path = sources[name]
                 self._import(name, family, path, users["curator"], options["verbosity"])
+        if "medqdeg-demo" in missing:
+            from annotations.services.degrade import benchmark_degrade
+
+            twins = benchmark_degrade(
+                benchmark=Benchmark.objects.get(name="medqdeg-demo"),
+                seed=seed,
+                user=users["curator"],
+                **DEMO_DEGRADATIONS,
+            )
+            self.stdout.write(f"made {twins} degraded twins in medqdeg-demo")
         self.stdout.write(f"seeded {len(missing)} demo benchmark(s)")
         self._assign_demo_reviews(users)
 
