@@ -28,7 +28,7 @@ urlpatterns = [
     path("pairs/blind/", pair_views.pairs_blind_toggle, name="pairs-blind"),
     path(
         "benchmarks/<slug:name>/pairs-blind/",
-        pair_views.benchmark_pairs_blind,
+        pair_views.benchmark_pairs_blind_view,
         name="benchmark-pairs-blind",
     ),
     path("pairs/next/", pair_views.pair_next, name="pair-next"),

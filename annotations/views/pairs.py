@@ -24,10 +24,10 @@ from annotations.services.jobs import job_create
 from annotations.services.pair_review import (
     LEFT,
     RIGHT,
+    benchmark_pairs_blind,
     degraded_side,
     pair_review_submit,
 )
-from annotations.services.pair_review import benchmark_pairs_blind as benchmark_pairs_blind_service
 from annotations.tasks.degrade import benchmark_degrade_task
 
 BLIND_SESSION_KEY = "pairs_blinded"
@@ -106,9 +106,9 @@ def pairs_blind_toggle(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @role_required(CURATOR)
-def benchmark_pairs_blind(request: HttpRequest, name: str) -> HttpResponse:
+def benchmark_pairs_blind_view(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, name=name)
-    benchmark_pairs_blind_service(benchmark=benchmark, blinded=request.POST.get("blinded") == "1")
+    benchmark_pairs_blind(benchmark=benchmark, blinded=request.POST.get("blinded") == "1")
     if benchmark.pairs_blinded:
         messages.success(request, _("Every pair review of %s is now blinded.") % benchmark.name)
     else:
