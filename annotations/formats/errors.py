@@ -26,6 +26,21 @@ class RowProblem:
         return f"{where}: {self.reason}"
 
 
+@dataclass(frozen=True)
+class RowWarning:
+    """Something imported as it is but worth a curator's look (a removed metadata segment, a
+    formula-looking cell, a degradation that does not fit the row's modality).
+
+    `code` is a stable reason code that the app translates for display; `detail` says what was
+    found, in the file's own terms. Readers collect these in a `warnings` list beside `problems`.
+    """
+
+    row: int
+    column: str | None
+    code: str
+    detail: str = ""
+
+
 class FormatError(Exception):
     """The file as a whole cannot be read; `problems` says where and why."""
 
