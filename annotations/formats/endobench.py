@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from annotations.formats.errors import FormatError, RowProblem
+from annotations.formats.errors import FormatError, RowProblem, RowWarning
 from annotations.formats.paths import UnsafePathError, resolve_image_path
 from annotations.formats.vlmeval import McqRow, McqTsvReader, answer_problem
 from annotations.imaging.images import ImageError, inspect_image
@@ -59,6 +59,7 @@ class EndoBenchJsonReader:
     def __init__(self, path: str | os.PathLike[str], *, validate_images: bool = True) -> None:
         self.path = Path(path)
         self.problems: list[RowProblem] = []
+        self.warnings: list[RowWarning] = []
         self._validate_images = validate_images
         self._folders = (self.path.parent, self.path.parent / IMAGES_FOLDER)
         self._items: list[Any] | None = None

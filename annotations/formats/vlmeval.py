@@ -24,7 +24,7 @@ from annotations.formats.cells import (
     parse_integer,
     parse_path_cell,
 )
-from annotations.formats.errors import FormatError, RowProblem
+from annotations.formats.errors import FormatError, RowProblem, RowWarning
 from annotations.formats.records import read_records
 
 REQUIRED_COLUMNS = ("index", "question", "answer")
@@ -112,6 +112,8 @@ class McqTsvReader:
 
     def __init__(self, source: str | os.PathLike[str] | BinaryIO, *, validate_images: bool = True):
         self.problems: list[RowProblem] = []
+        # Imported as they are but worth a curator's look; the import report lists them.
+        self.warnings: list[RowWarning] = []
         self._source = source
         self._validate_images = validate_images
         self._stream: BinaryIO | None = None
