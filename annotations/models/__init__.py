@@ -29,6 +29,7 @@ from .runs import (
     Prediction,
     Preference,
     Run,
+    RunChunk,
     RunKind,
     RunStatus,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "RevisionReason",
     "Review",
     "Run",
+    "RunChunk",
     "RunKind",
     "RunStatus",
     "Severity",

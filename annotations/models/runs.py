@@ -94,6 +94,38 @@ class Run(Leased):
         return self.label
 
 
+class RunChunk(Leased):
+    """A slice of a run's items, answered by one task: the unit that workers share.
+
+    The slice is a range of the items' `source_index` (inclusive) within the run's filters, so it
+    is the same set whichever worker reads it. A worker claims a queued chunk with a conditional
+    UPDATE (a lease), and a chunk whose worker died is put back in the queue by the reaper.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField()
+    first_index = models.BigIntegerField()
+    last_index = models.BigIntegerField()
+    size = models.PositiveIntegerField()
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    completed = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "number"], name="run_chunk_number_once")
+        ]
+        indexes = [models.Index(fields=["status", "run"], name="run_chunk_status")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}/{self.number}"
+
+
 class Prediction(models.Model):
     """A run's answer to one item: exactly one per (run, item), enforced by the database."""
 

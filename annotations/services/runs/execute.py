@@ -1,0 +1,394 @@
+"""Answering a run, chunk by chunk, with bounded concurrency; finishing and failing it.
+
+A chunk is answered by `chunk_execute`, which the Celery task calls (one task per chunk, so
+workers share a run); `run_execute` answers every chunk in this process (the `run_model`
+command and the bench). Their guarantees:
+
+- Exactly one Prediction per (run, item): the database's unique constraint decides, and a
+  prediction is only inserted through `get_or_create`, so a chunk answered again (its worker
+  died) skips every item already stored and never duplicates one. A request in flight when a
+  worker died is sent again by the next one; its answer is stored once.
+- A chunk is claimed with a lease (a conditional UPDATE, `recovery.lease_claim`) and beaten
+  while it is answered; the reaper puts a chunk whose heartbeat went quiet back in the queue.
+- Network calls run in a `ThreadPoolExecutor` of `run.concurrency` threads; every database
+  write happens on the calling thread, one short transaction per batch of answers, so the pool
+  never holds a connection and progress shows at once (run page, tqdm).
+- Cancellation is a conditional UPDATE of the run's status; the executor looks at it every
+  `poll_seconds`, stops submitting, stores the answers in flight and ends its chunk.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, F, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotations.inference import (
+    BaselineProvider,
+    ChatProvider,
+    Completion,
+    InferenceItem,
+    ProviderError,
+    predict,
+)
+from annotations.models import Image, Item, Prediction, Run, RunChunk, RunStatus
+from annotations.selectors.runs import chunk_pending_items, run_has_active_chunks
+from annotations.services.images import image_bytes
+from annotations.services.recovery import Lease, LeaseLost, heartbeat, lease_claim, lease_update
+from annotations.services.runs.chunks import chunks_send, run_chunks_plan
+from annotations.services.runs.providers import Provider, judge_for, provider_for
+from annotations.services.runs.scoring import judge_reading, prediction_score, run_summarize
+from annotations.services.triage import triage_schedule
+
+log = logging.getLogger(__name__)
+
+ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+ENDED = (RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED)
+
+ProgressCallback = Callable[[int], None]
+
+
+def run_execute(
+    *,
+    run_id: int,
+    provider: Provider | None = None,
+    progress: ProgressCallback | None = None,
+    poll_seconds: float = 0.5,
+) -> Run | None:
+    """Answer every waiting chunk of the run in this process, then score it. Idempotent.
+
+    Returns None when the run had ended already (done, failed or cancelled). `progress(n)` is
+    called with the number of predictions stored by each step.
+    """
+    run = Run.objects.select_related("benchmark", "endpoint", "judge").filter(pk=run_id).first()
+    if run is None or run.status not in ACTIVE:
+        return None
+    run_chunks_plan(run=run, total=run.total)  # a run from before chunks has none
+    try:
+        provider = provider or provider_for(run)  # one baseline for all chunks
+    except Exception as error:
+        run_fail(run_id=run_id, error=str(error) or error.__class__.__name__)
+        raise
+    waiting = RunChunk.objects.filter(run_id=run_id, status=RunStatus.QUEUED).order_by("number")
+    for chunk_id in list(waiting.values_list("pk", flat=True)):
+        status = chunk_execute(
+            chunk_id=chunk_id, provider=provider, progress=progress, poll_seconds=poll_seconds
+        )
+        if status == RunStatus.CANCELLED:
+            break
+    return run_settle(run_id=run_id) or Run.objects.get(pk=run_id)
+
+
+def run_resume(*, run_id: int) -> None:
+    """Send the run's waiting chunks again, and finish it when none is left (the reaper sends
+    this for a run whose chunk messages or whose finish were lost with a worker)."""
+    run = Run.objects.select_related("benchmark").filter(pk=run_id, status__in=ACTIVE).first()
+    if run is None:
+        return
+    run_chunks_plan(run=run, total=run.total)
+    chunks_send(run_id=run_id)
+    run_settle(run_id=run_id)
+
+
+def chunk_execute(
+    *,
+    chunk_id: int,
+    provider: Provider | None = None,
+    progress: ProgressCallback | None = None,
+    poll_seconds: float = 0.5,
+) -> str | None:
+    """Answer the chunk's items that have no prediction yet; its final status, or None when it
+    was not waiting (another worker has it, or it ended) or was taken over meanwhile."""
+    lease = lease_claim(
+        RunChunk.objects.filter(status=RunStatus.QUEUED),
+        chunk_id,
+        status=RunStatus.RUNNING,
+        started_at=Coalesce(F("started_at"), timezone.now()),
+    )
+    if lease is None:
+        return None
+    chunk = RunChunk.objects.select_related("run__benchmark", "run__endpoint", "run__judge").get(
+        pk=chunk_id
+    )
+    run = chunk.run
+    try:
+        if not _run_start(run.pk):  # it ended while this chunk waited
+            status = RunStatus.CANCELLED
+            lease_update(lease, status=status, finished_at=timezone.now())
+        else:
+            with heartbeat(lease):
+                status = _answer_chunk(chunk, lease, provider, progress, poll_seconds)
+    except LeaseLost:
+        log.warning("run %s: chunk %s was taken over by another worker", run.pk, chunk.number)
+        return None
+    except Exception as error:
+        message = str(error) or error.__class__.__name__
+        lease_update(
+            lease, status=RunStatus.FAILED, error=message[:2000], finished_at=timezone.now()
+        )
+        run_fail(run_id=run.pk, error=message)
+        raise
+    run_settle(run_id=run.pk)
+    return status
+
+
+def _run_start(run_id: int) -> bool:
+    """The run is running from its first chunk on; False when it has ended meanwhile."""
+    now = timezone.now()
+    Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
+        status=RunStatus.RUNNING, started_at=Coalesce(F("started_at"), now)
+    )
+    return bool(Run.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(heartbeat_at=now))
+
+
+def _answer_chunk(
+    chunk: RunChunk,
+    lease: Lease,
+    provider: Provider | None,
+    progress: ProgressCallback | None,
+    poll_seconds: float,
+) -> str:
+    run = chunk.run
+    items = chunk_pending_items(chunk=chunk, run=run)
+    executor = _ChunkExecutor(
+        run=run,
+        lease=lease,
+        provider=provider or provider_for(run),
+        judge=judge_for(run),
+        progress=progress,
+        poll_seconds=poll_seconds,
+    )
+    executor.answer(items)
+    lease.check()
+    counts = Prediction.objects.filter(
+        run_id=run.pk, item__source_index__range=(chunk.first_index, chunk.last_index)
+    ).aggregate(completed=Count("pk"), failed=Count("pk", filter=~Q(error="")))
+    status = RunStatus.CANCELLED if executor.cancelled else RunStatus.DONE
+    if not lease_update(lease, status=status, finished_at=timezone.now(), **counts):
+        raise LeaseLost(f"chunk {chunk.pk}")
+    return status
+
+
+def run_settle(*, run_id: int) -> Run | None:
+    """Finish the run when none of its chunks is waiting or being answered any more."""
+    Run.objects.filter(pk=run_id).update(heartbeat_at=timezone.now())
+    if run_has_active_chunks(run_id=run_id):
+        return None
+    return run_finish(run_id=run_id)
+
+
+def run_fail(*, run_id: int, error: str) -> None:
+    """Record a run that could not go on (its predictions so far are kept); its waiting chunks
+    are cancelled, and chunks being answered elsewhere stop at their next look at the run."""
+    now = timezone.now()
+    failed = Run.objects.filter(pk=run_id, status__in=ACTIVE).update(
+        status=RunStatus.FAILED, error=error[:2000], finished_at=now
+    )
+    if failed:
+        RunChunk.objects.filter(run_id=run_id, status=RunStatus.QUEUED).update(
+            status=RunStatus.CANCELLED, finished_at=now
+        )
+
+
+def run_finish(*, run_id: int) -> Run:
+    """Recount and score the run; an active run becomes DONE, an ended one keeps its status."""
+    run = Run.objects.get(pk=run_id)
+    predictions = Prediction.objects.filter(run_id=run_id)
+    counts = predictions.aggregate(completed=Count("pk"), failed=Count("pk", filter=~Q(error="")))
+    summary = run_summarize(run=run)
+    Run.objects.filter(pk=run_id).update(summary=summary, **counts)
+    finished = Run.objects.filter(pk=run_id, status__in=ACTIVE).update(
+        status=RunStatus.DONE, finished_at=timezone.now()
+    )
+    if finished:
+        # New answers change the model-consensus evidence: recompute the benchmark's triage.
+        triage_schedule(benchmark_id=run.benchmark_id)
+    run.refresh_from_db()
+    return run
+
+
+# --- the executor ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Answer:
+    completion: Completion | None
+    error: str = ""
+    latency_ms: float | None = None
+    judged: str | None = None  # the judge's letter ('' for none); None when not asked
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What a pool thread needs to answer one item: plain data, no ORM."""
+
+    run_id: int
+    family: str
+    template: str | None
+    with_image: bool
+    item: InferenceItem
+    images: list[Image]
+
+
+def _answer(provider: Provider, judge: ChatProvider | None, request: _Request) -> _Answer:
+    """Runs in a pool thread: read the images from storage and ask the provider (then the judge,
+    for an answer the rules cannot read). No ORM here."""
+    started = time.perf_counter()
+    item = request.item
+    try:
+        item.images = [image_bytes(image) for image in request.images]
+        completion = predict(
+            provider,
+            item,
+            family=request.family,
+            template=request.template,
+            with_image=request.with_image,
+        )
+        judged = judge_reading(
+            judge, item, completion.text, family=request.family, run_id=request.run_id
+        )
+        return _Answer(completion, judged=judged)
+    except ProviderError as error:
+        return _Answer(None, str(error), (time.perf_counter() - started) * 1000)
+    except Exception as error:  # a bad image file must fail its item, not the whole run
+        log.exception("run %s: item %s failed", request.run_id, item.key)
+        return _Answer(None, f"{error.__class__.__name__}: {error}")
+
+
+class _ChunkExecutor:
+    """Keeps `run.concurrency` requests in flight and stores the answers as they arrive.
+
+    Twice as many items as threads are handed to the pool, so a thread that finishes finds the
+    next item waiting instead of waiting for this thread's database writes.
+    """
+
+    def __init__(
+        self,
+        *,
+        run: Run,
+        lease: Lease,
+        provider: Provider,
+        judge: ChatProvider | None,
+        progress: ProgressCallback | None,
+        poll_seconds: float,
+    ) -> None:
+        self.run = run
+        self.lease = lease
+        self.provider = provider
+        self.judge = judge
+        self.progress = progress
+        self.poll_seconds = poll_seconds
+        self.limit = max(1, run.concurrency)
+        self.stopped = False
+        self.cancelled = False
+        self._last_look = time.monotonic()
+
+    def answer(self, items: list[Item]) -> None:
+        todo = iter(items)
+        pending: dict[Future[_Answer], Item] = {}
+        with ThreadPoolExecutor(self.limit, thread_name_prefix=f"run{self.run.pk}") as pool:
+            try:
+                while True:
+                    while not self.stopped and len(pending) < 2 * self.limit:
+                        item = next(todo, None)
+                        if item is None:
+                            break
+                        request = self._request(item)
+                        pending[pool.submit(_answer, self.provider, self.judge, request)] = item
+                    if not pending:
+                        return
+                    done, _running = wait(
+                        pending, timeout=self.poll_seconds, return_when=FIRST_COMPLETED
+                    )
+                    self._store([(pending.pop(future), future.result()) for future in done])
+                    self._look()
+                    if self.stopped:  # items no thread has started are not asked at all
+                        for future in [f for f in pending if f.cancel()]:
+                            del pending[future]
+            finally:
+                for future in pending:
+                    future.cancel()
+
+    def _request(self, item: Item) -> _Request:
+        run = self.run
+        # Baselines never look at images: do not read them from storage for nothing.
+        wants_images = run.with_image and not isinstance(self.provider, BaselineProvider)
+        return _Request(
+            run_id=run.pk,
+            family=run.benchmark.family,
+            template=(run.endpoint.prompt_template or None) if run.endpoint else None,
+            with_image=run.with_image,
+            item=InferenceItem(
+                key=f"{run.benchmark.name}:{item.source_index}",
+                question=item.question,
+                options=dict(item.lettered_options),
+                hint=item.hint,
+                family=run.benchmark.family,
+                category=item.category,
+            ),
+            images=[ii.image for ii in item.item_images.all()] if wants_images else [],
+        )
+
+    def _store(self, batch: list[tuple[Item, _Answer]]) -> None:
+        """Store a batch of answers in one short transaction, with the counters."""
+        if not batch:
+            return
+        created = failed = 0
+        with transaction.atomic():
+            for item, answer in batch:
+                _prediction, is_new = Prediction.objects.get_or_create(
+                    run_id=self.run.pk, item=item, defaults=self._fields(item, answer)
+                )
+                created += is_new
+                failed += is_new and bool(answer.error)
+            if created:
+                counters = {"completed": F("completed") + created, "failed": F("failed") + failed}
+                Run.objects.filter(pk=self.run.pk).update(**counters)
+                RunChunk.objects.filter(pk=self.lease.pk).update(**counters)
+        if created and self.progress:
+            self.progress(created)
+
+    def _fields(self, item: Item, answer: _Answer) -> dict[str, Any]:
+        completion = answer.completion
+        text = completion.text if completion else ""
+        extracted, hit = prediction_score(item=item, family=self.run.benchmark.family, text=text)
+        judged = answer.judged is not None
+        if judged:  # the rules read nothing; the judge's reading counts, recorded as such
+            extracted, hit = (
+                answer.judged or "",
+                bool(answer.judged) and answer.judged == item.answer,
+            )
+        return {
+            "item_version": item.version,
+            "raw_text": text,
+            "extracted": extracted,
+            "hit": hit,
+            "judged_by_llm": judged,
+            "error": answer.error[:2000],
+            "latency_ms": completion.latency_ms if completion else answer.latency_ms,
+            "prompt_tokens": completion.prompt_tokens if completion else None,
+            "completion_tokens": completion.completion_tokens if completion else None,
+            "attempts": completion.attempts if completion else 1,
+        }
+
+    def _look(self) -> None:
+        """Every `poll_seconds`: stop when the run has ended (cancelled, failed elsewhere) or
+        when another worker took this chunk over."""
+        if self.lease.lost.is_set():
+            self.stopped = True
+            return
+        now = time.monotonic()
+        if now - self._last_look < self.poll_seconds:
+            return
+        self._last_look = now
+        status = Run.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
+        if status not in ACTIVE:
+            self.stopped = self.cancelled = True
