@@ -88,12 +88,13 @@ def run_has_active_chunks(*, run_id: int) -> bool:
 
 @dataclass
 class ChunkStrip:
-    """A run's chunks for its progress strip: counts by status and one cell per chunk (or
-    per group of neighbouring chunks when there are more than `cells` of them)."""
+    """A run's chunks for its progress strip: counts by status and one cell per chunk (or per
+    group of neighbouring chunks when there are more than fit)."""
 
     counts: dict[str, int]
     cells: list[dict[str, Any]]
     per_cell: int
+    recovered: int  # chunks put back in the queue after their worker died
 
     @property
     def total(self) -> int:
@@ -109,16 +110,16 @@ def run_chunk_strip(*, run: Run, cells: int = 240) -> ChunkStrip:
     rows = list(
         RunChunk.objects.filter(run_id=run.pk)
         .order_by("number")
-        .values_list("number", "status", "completed", "size")
+        .values_list("number", "status", "completed", "size", "recoveries")
     )
     counts = dict.fromkeys(RunStatus.values, 0)
-    for _number, status, _completed, _size in rows:
-        counts[status] += 1
+    for row in rows:
+        counts[row[1]] += 1
     per_cell = max(1, math.ceil(len(rows) / cells))
     strip = []
     for start in range(0, len(rows), per_cell):
         group = rows[start : start + per_cell]
-        statuses = {status for _n, status, _c, _s in group}
+        statuses = {row[1] for row in group}
         state = next((s for s in _CELL_ORDER if s in statuses), RunStatus.DONE)
         if state == RunStatus.QUEUED and RunStatus.DONE in statuses:
             state = RunStatus.RUNNING  # a group half done is under way
@@ -127,11 +128,12 @@ def run_chunk_strip(*, run: Run, cells: int = 240) -> ChunkStrip:
                 "first": group[0][0] + 1,
                 "last": group[-1][0] + 1,
                 "status": state,
-                "completed": sum(c for _n, _s, c, _z in group),
-                "size": sum(z for _n, _s, _c, z in group),
+                "label": RunStatus(state).label,
+                "completed": sum(row[2] for row in group),
+                "size": sum(row[3] for row in group),
             }
         )
-    return ChunkStrip(counts, strip, per_cell)
+    return ChunkStrip(counts, strip, per_cell, sum(1 for row in rows if row[4]))
 
 
 def run_predictions(

@@ -14,7 +14,15 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from annotations.access import CURATOR, role_required
 from annotations.labels import field_label
-from annotations.models import Benchmark, EndpointKind, ItemStatus, ModelEndpoint, Run, RunStatus
+from annotations.models import (
+    Benchmark,
+    EndpointKind,
+    ItemStatus,
+    ModelEndpoint,
+    Run,
+    RunKind,
+    RunStatus,
+)
 from annotations.selectors import review as review_selectors
 from annotations.selectors import runs as run_selectors
 from annotations.services import runs as run_services
@@ -40,7 +48,11 @@ class RunCreateForm(forms.Form):
         min_value=1,
         max_value=run_services.MAX_CONCURRENCY,
         initial=4,
-        label=_("Requests in flight"),
+        label=_("Requests in flight per chunk"),
+        help_text=_(
+            "A run is cut into chunks that the workers share; each chunk being answered keeps "
+            "this many requests in flight."
+        ),
     )
     with_image = forms.BooleanField(required=False, initial=True, label=_("Send the image"))
     judge = forms.ChoiceField(required=False, label=_("LLM judge for unmatched answers"))
@@ -156,7 +168,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
             # Finished: reload the whole page once, so the scores and predictions appear.
             return HttpResponseClientRefresh()
-        context = {"run": run, "clinicians": _other_clinicians(run)}
+        context = {"run": run, "clinicians": _other_clinicians(run), "strip": _strip(run)}
         return render(request, "runs/detail.html#progress", context)
     wrong_only = request.GET.get("wrong") == "1"
     by = request.GET.get("by", "")
@@ -171,6 +183,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "page": page,
         "field_values": field_values,
         "clinicians": _other_clinicians(run),
+        "strip": _strip(run),
         "filters": {"wrong": "1" if wrong_only else "", "by": by},
         "breakdown": _breakdown(run),
         "filter_chips": [_filter_chip(key, value) for key, value in (run.filters or {}).items()],
@@ -182,6 +195,11 @@ def _filter_chip(key: str, value) -> tuple[str, str]:
     if key == "item_ids":  # a limited session's fixed items: how many, not every id
         return str(_("Items")), str(len(value))
     return key, ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _strip(run: Run) -> run_selectors.ChunkStrip | None:
+    """The chunks' progress strip; a human baseline has no chunks."""
+    return None if run.kind == RunKind.HUMAN else run_selectors.run_chunk_strip(run=run)
 
 
 def _other_clinicians(run: Run) -> list:

@@ -151,7 +151,8 @@ class RunDetailTests(RunPagesTestCase):
 
     def test_it_shows_the_scores_and_predictions(self):
         self.login()
-        with self.assertNumQueries(6):  # session, user, roles, run, count, page of predictions
+        # session, user, roles, run, count, chunks, page of predictions
+        with self.assertNumQueries(7):
             response = self.client.get(self.url())
         self.assertContains(response, "first-guess")
         self.assertContains(response, "Overall accuracy")

@@ -243,10 +243,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         owner = self.server.owner
         attempt_no, serial = owner._record(raw, request_json, dict(self.headers.items()))
-        reply = owner.script(request_json, attempt_no)
-        # Wait on the stop event so that stopping the server does not hang on slow replies.
-        owner._stopping.wait(owner.latency + reply.delay)
-        self._send_reply(reply, request_json, serial)
+        owner._enter()
+        try:
+            reply = owner.script(request_json, attempt_no)
+            # Wait on the stop event so that stopping the server does not hang on slow replies.
+            owner._stopping.wait(owner.latency + reply.delay)
+            self._send_reply(reply, request_json, serial)
+        finally:
+            owner._leave()
 
     def _send_reply(self, reply: Reply, request_json: dict[str, Any], serial: int) -> None:
         if reply.raw_body is not None:
@@ -301,6 +305,8 @@ class FakeOpenAIServer:
         self._requests: list[dict[str, Any]] = []
         self._headers: list[dict[str, str]] = []
         self._attempts: Counter[str] = Counter()
+        self._in_flight = 0
+        self._max_in_flight = 0
         self._httpd = _FakeHTTPServer((host, port), _Handler)
         self._httpd.owner = self
         self._thread: threading.Thread | None = None
@@ -323,6 +329,21 @@ class FakeOpenAIServer:
         """Headers of every chat request, names lower-cased."""
         with self._lock:
             return list(self._headers)
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most chat requests this server was answering at the same moment."""
+        with self._lock:
+            return self._max_in_flight
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
 
     def _record(
         self, raw: bytes, request_json: dict[str, Any], headers: dict[str, str]

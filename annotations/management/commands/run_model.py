@@ -13,6 +13,8 @@ from annotations.services.errors import DomainError
 
 
 class Command(BaseCommand):
+    # Checks import every URL and view (scipy, SimpleITK...); `make test` and deploys run them.
+    requires_system_checks: list[str] = []
     help = (
         "Run a model (OpenAI-compatible endpoint) or a baseline over benchmark NAME in this "
         "process, with a progress bar; print the run id and the overall accuracy."

@@ -1,0 +1,330 @@
+"""Chunks: a run cut into slices that workers share, each claimed under a lease, recovered by the
+reaper when its worker died, and shown as a strip on the run page."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import timedelta
+from unittest import mock
+
+from django.test import TestCase
+from django.urls import reverse
+from django.utils import timezone
+
+from annotations.models import Prediction, Run, RunChunk, RunStatus
+from annotations.selectors.runs import run_chunk_strip
+from annotations.services import recovery
+from annotations.services import runs as run_services
+from annotations.services.errors import DomainError
+from tests.factories import make_personas
+from tests.runs.helpers import fast_passwords, make_endpoint, make_run_benchmark
+from tests.support.fake_openai import FakeOpenAIServer, answer_letter, prompt_text
+
+
+def asked_frames(server: FakeOpenAIServer) -> list[int]:
+    return [int(re.search(r"frame (\d+)\?", prompt_text(r)).group(1)) for r in server.requests]
+
+
+def chunks_of(run: Run) -> list[RunChunk]:
+    return list(RunChunk.objects.filter(run=run).order_by("number"))
+
+
+class ChunkPlanTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.benchmark, cls.items = make_run_benchmark(40)
+
+    def create(self, **kwargs) -> Run:
+        endpoint = kwargs.pop("endpoint", None) or make_endpoint("http://127.0.0.1:9/v1")
+        return run_services.run_create(
+            benchmark=self.benchmark, endpoint=endpoint, enqueue=False, **kwargs
+        )
+
+    def test_a_chunk_is_a_whole_number_of_rounds_and_small_runs_split_in_about_sixteen(self):
+        self.assertEqual(run_services.chunk_size(total=200, concurrency=8, kind="model"), 16)
+        self.assertEqual(run_services.chunk_size(total=40, concurrency=2, kind="model"), 4)
+        self.assertEqual(run_services.chunk_size(total=10, concurrency=4, kind="model"), 4)
+        # A large run: at most eight rounds per chunk.
+        self.assertEqual(run_services.chunk_size(total=100_000, concurrency=8, kind="model"), 64)
+        self.assertEqual(
+            run_services.chunk_size(total=100_000, concurrency=8, kind="baseline"), 500
+        )
+
+    def test_the_chunks_cover_every_item_once_in_index_order(self):
+        run = self.create(concurrency=2)
+        chunks = chunks_of(run)
+        self.assertEqual(len(chunks), 10)
+        self.assertEqual(sum(c.size for c in chunks), 40)
+        self.assertEqual((chunks[0].first_index, chunks[0].last_index), (1, 4))
+        self.assertEqual((chunks[-1].first_index, chunks[-1].last_index), (37, 40))
+        self.assertEqual({c.status for c in chunks}, {RunStatus.QUEUED})
+
+    def test_a_limit_and_a_filter_are_kept_inside_the_ranges(self):
+        run = self.create(concurrency=1, filters={"category": "Lesion", "limit": 7})
+        chunks = chunks_of(run)
+        self.assertEqual(run.total, 7)
+        self.assertEqual(sum(c.size for c in chunks), 7)
+        self.assertEqual(chunks[-1].last_index, 13)  # the 7th odd index
+        baseline = run_services.endpoint_ensure_baseline(baseline="first")
+        run = self.create(endpoint=baseline, filters={"category": "Lesion", "limit": 7})
+        run = run_services.run_execute(run_id=run.pk)
+        answered = sorted(run.predictions.values_list("item__source_index", flat=True))
+        self.assertEqual(answered, [1, 3, 5, 7, 9, 11, 13])
+
+    def test_creating_a_run_sends_one_task_per_chunk_after_commit(self):
+        from annotations.tasks import runs as run_tasks
+
+        with (
+            mock.patch.object(run_tasks.run_chunk_execute, "delay") as delay,
+            self.captureOnCommitCallbacks(execute=True) as callbacks,
+        ):
+            run = run_services.run_create(
+                benchmark=self.benchmark,
+                endpoint=make_endpoint("http://127.0.0.1:9/v1"),
+                concurrency=4,
+            )
+            self.assertEqual(delay.call_count, 0)  # nothing before the commit
+        self.assertEqual(len(callbacks), 1)
+        self.assertEqual([c.args[0] for c in delay.call_args_list], [c.pk for c in chunks_of(run)])
+
+
+class ChunkExecuteTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.benchmark, cls.items = make_run_benchmark(12)
+
+    def test_a_chunk_answers_its_own_items_once_and_the_last_one_finishes_the_run(self):
+        with FakeOpenAIServer(answer_letter("A")) as server:
+            run = run_services.run_create(
+                benchmark=self.benchmark,
+                endpoint=make_endpoint(server.base_url),
+                concurrency=2,
+                enqueue=False,
+            )
+            first, *rest = chunks_of(run)
+            self.assertEqual(run_services.chunk_execute(chunk_id=first.pk), RunStatus.DONE)
+            self.assertIsNone(run_services.chunk_execute(chunk_id=first.pk))  # taken already
+            self.assertEqual(sorted(asked_frames(server)), [1, 2])
+            run.refresh_from_db()
+            self.assertEqual((run.status, run.completed), (RunStatus.RUNNING, 2))
+            for chunk in rest:
+                run_services.chunk_execute(chunk_id=chunk.pk)
+            self.assertEqual(Counter(asked_frames(server)), Counter(range(1, 13)))
+        run.refresh_from_db()
+        self.assertEqual((run.status, run.completed), (RunStatus.DONE, 12))
+        self.assertEqual(run.summary["overall"]["n"], 12)
+        first.refresh_from_db()
+        self.assertEqual((first.completed, first.failed, first.attempts), (2, 0, 1))
+        self.assertIsNotNone(first.heartbeat_at)
+
+    def test_a_chunk_of_a_cancelled_run_is_not_answered(self):
+        run = run_services.run_create(
+            benchmark=self.benchmark,
+            endpoint=run_services.endpoint_ensure_baseline(baseline="first"),
+            enqueue=False,
+        )
+        run_services.run_cancel(run=run)
+        self.assertEqual({c.status for c in chunks_of(run)}, {RunStatus.CANCELLED})
+        self.assertIsNone(run_services.chunk_execute(chunk_id=chunks_of(run)[0].pk))
+        self.assertFalse(Prediction.objects.filter(run=run).exists())
+
+    def test_a_chunk_claimed_before_the_run_ended_stops_at_once(self):
+        run = run_services.run_create(
+            benchmark=self.benchmark,
+            endpoint=run_services.endpoint_ensure_baseline(baseline="first"),
+            enqueue=False,
+        )
+        Run.objects.filter(pk=run.pk).update(status=RunStatus.FAILED)  # failed elsewhere
+        chunk = chunks_of(run)[0]
+        self.assertEqual(run_services.chunk_execute(chunk_id=chunk.pk), RunStatus.CANCELLED)
+        self.assertFalse(Prediction.objects.filter(run=run).exists())
+
+    def test_a_chunk_that_cannot_start_fails_the_run_and_cancels_the_waiting_chunks(self):
+        endpoint = make_endpoint("http://127.0.0.1:9/v1", name="nokey")
+        endpoint.api_key_env = "CLINREVIEW_UNSET_KEY_VARIABLE"
+        endpoint.save()
+        run = run_services.run_create(
+            benchmark=self.benchmark, endpoint=endpoint, concurrency=4, enqueue=False
+        )
+        first, *rest = chunks_of(run)
+        with self.assertRaises(DomainError):
+            run_services.chunk_execute(chunk_id=first.pk)
+        run.refresh_from_db()
+        self.assertEqual(run.status, RunStatus.FAILED)
+        self.assertIn("CLINREVIEW_UNSET_KEY_VARIABLE", run.error)
+        first.refresh_from_db()
+        self.assertEqual(first.status, RunStatus.FAILED)
+        self.assertEqual({c.status for c in chunks_of(run)[1:]}, {RunStatus.CANCELLED})
+
+    def test_a_worker_replaced_by_another_does_not_write_the_chunk_over(self):
+        run = run_services.run_create(
+            benchmark=self.benchmark,
+            endpoint=run_services.endpoint_ensure_baseline(baseline="first"),
+            enqueue=False,
+        )
+        chunk = chunks_of(run)[0]
+        waiting = RunChunk.objects.filter(status=RunStatus.QUEUED)
+        old = recovery.lease_claim(waiting, chunk.pk, status=RunStatus.RUNNING)
+        RunChunk.objects.filter(pk=chunk.pk).update(status=RunStatus.QUEUED)  # the reaper
+        self.assertEqual(run_services.chunk_execute(chunk_id=chunk.pk), RunStatus.DONE)
+        self.assertFalse(recovery.lease_update(old, status=RunStatus.FAILED))
+        chunk.refresh_from_db()
+        self.assertEqual((chunk.status, chunk.attempts), (RunStatus.DONE, 2))
+
+
+class ChunkRecoveryTests(TestCase):
+    """What the reaper does with the chunks and runs a dead worker left behind."""
+
+    @classmethod
+    def setUpTestData(cls):
+        cls.benchmark, cls.items = make_run_benchmark(8)
+
+    def setUp(self):
+        self.sent: list[tuple[str, int]] = []
+        self.saved = recovery.registered_kinds()
+        recovery._KINDS.clear()
+        for name, kind in self.saved.items():
+            if name in ("run", "run-chunk"):
+                recovery.register(
+                    recovery.Kind(
+                        name=kind.name,
+                        rows=kind.rows,
+                        running=kind.running,
+                        waiting=kind.waiting,
+                        requeue=kind.requeue,
+                        send=lambda pk, name=name: self.sent.append((name, pk)),
+                    )
+                )
+
+    def tearDown(self):
+        recovery._KINDS.clear()
+        recovery._KINDS.update(self.saved)
+
+    def reap(self) -> list[tuple[str, int, str]]:
+        with self.captureOnCommitCallbacks(execute=True):
+            return sorted((r.kind, r.pk, r.action) for r in recovery.reap_stale())
+
+    def dead_chunk(self, server: FakeOpenAIServer) -> tuple[Run, RunChunk]:
+        """A worker claimed the first chunk, stored one answer of two and died a while ago."""
+        run = run_services.run_create(
+            benchmark=self.benchmark,
+            endpoint=make_endpoint(server.base_url),
+            concurrency=2,
+            enqueue=False,
+        )
+        chunk = chunks_of(run)[0]
+        recovery.lease_claim(
+            RunChunk.objects.filter(status=RunStatus.QUEUED), chunk.pk, status=RunStatus.RUNNING
+        )
+        Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+        Prediction.objects.create(run=run, item=self.items[0], raw_text="B", extracted="B")
+        long_ago = timezone.now() - timedelta(minutes=10)
+        RunChunk.objects.filter(pk=chunk.pk).update(heartbeat_at=long_ago)
+        Run.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
+        return run, chunk
+
+    def test_a_dead_workers_chunk_is_requeued_and_answered_again_for_its_missing_item_only(self):
+        with FakeOpenAIServer(answer_letter("A")) as server:
+            run, chunk = self.dead_chunk(server)
+            self.assertEqual(self.reap(), [("run-chunk", chunk.pk, "requeued")])
+            self.assertEqual(self.sent, [("run-chunk", chunk.pk)])
+            chunk.refresh_from_db()
+            self.assertEqual((chunk.status, chunk.recoveries), (RunStatus.QUEUED, 1))
+            self.assertEqual(run_services.chunk_execute(chunk_id=chunk.pk), RunStatus.DONE)
+            self.assertEqual(asked_frames(server), [2])
+        self.assertEqual(run.predictions.get(item=self.items[0]).raw_text, "B")  # kept
+        chunk.refresh_from_db()
+        self.assertEqual((chunk.completed, chunk.attempts), (2, 2))
+
+    def test_a_live_chunk_is_left_alone(self):
+        with FakeOpenAIServer(answer_letter("A")) as server:
+            run, chunk = self.dead_chunk(server)
+        RunChunk.objects.filter(pk=chunk.pk).update(heartbeat_at=timezone.now())
+        self.assertEqual(self.reap(), [])
+
+    def test_a_run_whose_chunks_ended_but_whose_finish_was_lost_is_finished(self):
+        run = run_services.run_create(
+            benchmark=self.benchmark,
+            endpoint=run_services.endpoint_ensure_baseline(baseline="first"),
+            enqueue=False,
+        )
+        run = run_services.run_execute(run_id=run.pk)
+        # The worker died between its last chunk's end and the run's finish.
+        long_ago = timezone.now() - timedelta(minutes=10)
+        Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, heartbeat_at=long_ago)
+        self.assertEqual(self.reap(), [("run", run.pk, "requeued")])
+        run_services.run_resume(run_id=run.pk)
+        run.refresh_from_db()
+        self.assertEqual((run.status, run.recoveries, run.completed), (RunStatus.DONE, 1, 8))
+
+    def test_waiting_chunks_whose_messages_were_lost_are_sent_again_through_their_run(self):
+        run = run_services.run_create(
+            benchmark=self.benchmark,
+            endpoint=run_services.endpoint_ensure_baseline(baseline="first"),
+            enqueue=False,
+        )
+        self.assertEqual(self.reap(), [])  # just created: its messages are on their way
+        Run.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(hours=1))
+        self.assertEqual(self.reap(), [("run", run.pk, "resent")])
+        with self.captureOnCommitCallbacks(execute=False) as callbacks:
+            run_services.run_resume(run_id=run.pk)
+        self.assertEqual(len(callbacks), 1)  # the chunk tasks, after commit
+        self.assertEqual(self.reap(), [])  # not again before RESEND_SECONDS
+
+
+@fast_passwords
+class ChunkStripTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.people = make_personas()
+        cls.benchmark, cls.items = make_run_benchmark(20)
+
+    def running_run(self) -> Run:
+        with FakeOpenAIServer(answer_letter("A")) as server:
+            run = run_services.run_create(
+                benchmark=self.benchmark,
+                endpoint=make_endpoint(server.base_url),
+                concurrency=2,
+                enqueue=False,
+            )
+            chunks = chunks_of(run)
+            for chunk in chunks[:3]:
+                run_services.chunk_execute(chunk_id=chunk.pk)
+        RunChunk.objects.filter(pk=chunks[3].pk).update(status=RunStatus.RUNNING, recoveries=1)
+        RunChunk.objects.filter(pk=chunks[4].pk).update(status=RunStatus.FAILED)
+        return run
+
+    def test_the_strip_counts_chunks_by_state_and_folds_many_into_cells(self):
+        run = self.running_run()
+        strip = run_chunk_strip(run=run)
+        self.assertEqual(
+            {k: v for k, v in strip.counts.items() if v},
+            {"done": 3, "running": 1, "failed": 1, "queued": 5},
+        )
+        self.assertEqual([c["status"] for c in strip.cells[:6]], [
+            "done", "done", "done", "running", "failed", "queued",
+        ])  # fmt: skip
+        self.assertEqual((strip.cells[0]["completed"], strip.cells[0]["size"]), (2, 2))
+        self.assertEqual(strip.recovered, 1)
+        folded = run_chunk_strip(run=run, cells=4)
+        self.assertEqual(folded.per_cell, 3)
+        # done+done+done, running+failed+queued, queued x3, queued: a failure shows first.
+        self.assertEqual([c["status"] for c in folded.cells], [
+            "done", "failed", "queued", "queued",
+        ])  # fmt: skip
+        self.assertEqual((folded.cells[1]["first"], folded.cells[1]["last"]), (4, 6))
+
+    def test_the_run_page_shows_the_strip_while_it_polls(self):
+        run = self.running_run()
+        Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+        self.client.force_login(self.people["curator"])
+        with self.assertNumQueries(5):  # session, user, roles, run, chunks
+            response = self.client.get(
+                reverse("run", args=[run.pk]), HTTP_HX_REQUEST="true", HTTP_HX_TARGET="run-progress"
+            )
+        self.assertContains(response, 'class="chunk chunk-done"', count=3)
+        self.assertContains(response, 'class="chunk chunk-failed"', count=1)
+        self.assertContains(response, 'title="Chunk 4: Running · 0 of 2 answered"')
+        self.assertContains(response, "1 chunk taken over after its worker died")
+        self.assertContains(response, "10 chunks, shared by the workers:")
