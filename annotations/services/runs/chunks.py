@@ -2,8 +2,10 @@
 
 A chunk is a range of the items' `source_index` within the run's filters, cut when the run is
 created, so every worker reads the same items for it. A model's chunk holds a whole number of
-rounds of `concurrency` requests (no half-empty round at its end on a steady endpoint) and a run
-is cut in about MIN_CHUNKS chunks when it is small, so that two workers share even a short run.
+rounds of `concurrency` requests, so no round goes out half empty on a steady endpoint: at least
+MIN_ROUNDS (between two chunks the worker writes and claims, with nothing in flight), at most
+MAX_ROUNDS, and a run is cut in about MIN_CHUNKS chunks until its chunks reach MAX_ROUNDS, so
+that two workers share a run of a few hundred items already.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from django.db import transaction
 from annotations.models import Run, RunChunk, RunKind, RunStatus
 from annotations.selectors.runs import run_items
 
-CHUNK_ROUNDS = 8  # a model's chunk: at most 8 rounds of `concurrency` requests
-MIN_CHUNKS = 16
+MIN_ROUNDS = 4
+MAX_ROUNDS = 16
+MIN_CHUNKS = 8
 BASELINE_CHUNK = 500  # baselines answer at once: a chunk only bounds one task's memory
 
 
@@ -25,8 +28,8 @@ def chunk_size(*, total: int, concurrency: int, kind: str) -> int:
     if kind == RunKind.BASELINE:
         return BASELINE_CHUNK
     concurrency = max(1, concurrency)
-    rounds = min(CHUNK_ROUNDS, max(1, math.ceil(total / (concurrency * MIN_CHUNKS))))
-    return concurrency * rounds
+    rounds = math.ceil(total / (concurrency * MIN_CHUNKS))
+    return concurrency * min(MAX_ROUNDS, max(MIN_ROUNDS, rounds))
 
 
 def run_chunks_plan(*, run: Run, total: int) -> int:

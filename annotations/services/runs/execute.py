@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,12 +79,17 @@ def run_execute(
         run_fail(run_id=run_id, error=str(error) or error.__class__.__name__)
         raise
     waiting = RunChunk.objects.filter(run_id=run_id, status=RunStatus.QUEUED).order_by("number")
-    for chunk_id in list(waiting.values_list("pk", flat=True)):
-        status = chunk_execute(
-            chunk_id=chunk_id, provider=provider, progress=progress, poll_seconds=poll_seconds
-        )
-        if status == RunStatus.CANCELLED:
-            break
+    with _pool(run) as pool:  # one pool for every chunk: its threads keep their connections
+        for chunk_id in list(waiting.values_list("pk", flat=True)):
+            status = chunk_execute(
+                chunk_id=chunk_id,
+                provider=provider,
+                progress=progress,
+                poll_seconds=poll_seconds,
+                pool=pool,
+            )
+            if status == RunStatus.CANCELLED:
+                break
     return run_settle(run_id=run_id) or Run.objects.get(pk=run_id)
 
 
@@ -104,6 +110,7 @@ def chunk_execute(
     provider: Provider | None = None,
     progress: ProgressCallback | None = None,
     poll_seconds: float = 0.5,
+    pool: ThreadPoolExecutor | None = None,
 ) -> str | None:
     """Answer the chunk's items that have no prediction yet; its final status, or None when it
     was not waiting (another worker has it, or it ended) or was taken over meanwhile."""
@@ -124,8 +131,8 @@ def chunk_execute(
             status = RunStatus.CANCELLED
             lease_update(lease, status=status, finished_at=timezone.now())
         else:
-            with heartbeat(lease):
-                status = _answer_chunk(chunk, lease, provider, progress, poll_seconds)
+            with heartbeat(lease), _pool(run, pool) as chunk_pool:
+                status = _answer_chunk(chunk, lease, provider, progress, poll_seconds, chunk_pool)
     except LeaseLost:
         log.warning("run %s: chunk %s was taken over by another worker", run.pk, chunk.number)
         return None
@@ -143,10 +150,11 @@ def chunk_execute(
 def _run_start(run_id: int) -> bool:
     """The run is running from its first chunk on; False when it has ended meanwhile."""
     now = timezone.now()
-    Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, started_at=Coalesce(F("started_at"), now)
+    return bool(
+        Run.objects.filter(pk=run_id, status__in=ACTIVE).update(
+            status=RunStatus.RUNNING, started_at=Coalesce(F("started_at"), now), heartbeat_at=now
+        )
     )
-    return bool(Run.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(heartbeat_at=now))
 
 
 def _answer_chunk(
@@ -155,6 +163,7 @@ def _answer_chunk(
     provider: Provider | None,
     progress: ProgressCallback | None,
     poll_seconds: float,
+    pool: ThreadPoolExecutor,
 ) -> str:
     run = chunk.run
     items = chunk_pending_items(chunk=chunk, run=run)
@@ -166,7 +175,7 @@ def _answer_chunk(
         progress=progress,
         poll_seconds=poll_seconds,
     )
-    executor.answer(items)
+    executor.answer(items, pool)
     lease.check()
     counts = Prediction.objects.filter(
         run_id=run.pk, item__source_index__range=(chunk.first_index, chunk.last_index)
@@ -175,6 +184,16 @@ def _answer_chunk(
     if not lease_update(lease, status=status, finished_at=timezone.now(), **counts):
         raise LeaseLost(f"chunk {chunk.pk}")
     return status
+
+
+@contextmanager
+def _pool(run: Run, pool: ThreadPoolExecutor | None = None) -> Iterator[ThreadPoolExecutor]:
+    """The given pool, or a new one of `run.concurrency` threads for this block."""
+    if pool is not None:
+        yield pool
+        return
+    with ThreadPoolExecutor(max(1, run.concurrency), thread_name_prefix=f"run{run.pk}") as new:
+        yield new
 
 
 def run_settle(*, run_id: int) -> Run | None:
@@ -291,31 +310,31 @@ class _ChunkExecutor:
         self.cancelled = False
         self._last_look = time.monotonic()
 
-    def answer(self, items: list[Item]) -> None:
+    def answer(self, items: list[Item], pool: ThreadPoolExecutor) -> None:
         todo = iter(items)
         pending: dict[Future[_Answer], Item] = {}
-        with ThreadPoolExecutor(self.limit, thread_name_prefix=f"run{self.run.pk}") as pool:
-            try:
-                while True:
-                    while not self.stopped and len(pending) < 2 * self.limit:
-                        item = next(todo, None)
-                        if item is None:
-                            break
-                        request = self._request(item)
-                        pending[pool.submit(_answer, self.provider, self.judge, request)] = item
-                    if not pending:
-                        return
-                    done, _running = wait(
-                        pending, timeout=self.poll_seconds, return_when=FIRST_COMPLETED
-                    )
-                    self._store([(pending.pop(future), future.result()) for future in done])
-                    self._look()
-                    if self.stopped:  # items no thread has started are not asked at all
-                        for future in [f for f in pending if f.cancel()]:
-                            del pending[future]
-            finally:
-                for future in pending:
-                    future.cancel()
+        try:
+            while True:
+                while not self.stopped and len(pending) < 2 * self.limit:
+                    item = next(todo, None)
+                    if item is None:
+                        break
+                    request = self._request(item)
+                    pending[pool.submit(_answer, self.provider, self.judge, request)] = item
+                if not pending:
+                    return
+                done, _running = wait(
+                    pending, timeout=self.poll_seconds, return_when=FIRST_COMPLETED
+                )
+                self._store([(pending.pop(future), future.result()) for future in done])
+                self._look()
+                if self.stopped:  # items no thread has started are not asked at all
+                    for future in [f for f in pending if f.cancel()]:
+                        del pending[future]
+        finally:
+            for future in pending:
+                future.cancel()
+            wait(pending)  # no thread outlives its chunk's lease
 
     def _request(self, item: Item) -> _Request:
         run = self.run
@@ -338,17 +357,25 @@ class _ChunkExecutor:
         )
 
     def _store(self, batch: list[tuple[Item, _Answer]]) -> None:
-        """Store a batch of answers in one short transaction, with the counters."""
+        """Store a batch of answers in one short transaction, with the counters.
+
+        An item answered meanwhile by a worker that took this chunk over keeps its answer: the
+        unique constraint skips ours (the counters are recounted when the chunk ends)."""
         if not batch:
             return
-        created = failed = 0
         with transaction.atomic():
-            for item, answer in batch:
-                _prediction, is_new = Prediction.objects.get_or_create(
-                    run_id=self.run.pk, item=item, defaults=self._fields(item, answer)
-                )
-                created += is_new
-                failed += is_new and bool(answer.error)
+            stored = set(
+                Prediction.objects.filter(
+                    run_id=self.run.pk, item_id__in=[item.pk for item, _answer in batch]
+                ).values_list("item_id", flat=True)
+            )
+            new = [
+                (Prediction(run_id=self.run.pk, item=item, **self._fields(item, answer)), answer)
+                for item, answer in batch
+                if item.pk not in stored
+            ]
+            Prediction.objects.bulk_create([p for p, _a in new], ignore_conflicts=True)
+            created, failed = len(new), sum(1 for _p, answer in new if answer.error)
             if created:
                 counters = {"completed": F("completed") + created, "failed": F("failed") + failed}
                 Run.objects.filter(pk=self.run.pk).update(**counters)
