@@ -207,11 +207,13 @@ def _celery_app_on(url: str, options: dict):
 def _switch(app, url: str, options: dict) -> None:
     # Celery reads CELERY_BROKER_URL from the environment before its own setting; connections
     # and producers are pooled on first use: drop the pools so that the next task sent opens a
-    # connection to the new broker.
+    # connection to the new broker. kombu keeps one pool per broker URL for the process: clear
+    # that registry too, or switching back would hand out the pool closed here.
+    from kombu import pools
+
     os.environ["CELERY_BROKER_URL"] = url
     app.conf.broker_url = url
     app.conf.broker_transport_options = options
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
+    app._pool = None
+    pools.reset()
     app.amqp._producer_pool = None

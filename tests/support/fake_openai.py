@@ -331,6 +331,12 @@ class FakeOpenAIServer:
             return list(self._headers)
 
     @property
+    def in_flight(self) -> int:
+        """How many chat requests this server is answering now (a script may read it)."""
+        with self._lock:
+            return self._in_flight
+
+    @property
     def max_in_flight(self) -> int:
         """The most chat requests this server was answering at the same moment."""
         with self._lock:
