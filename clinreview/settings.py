@@ -185,6 +185,9 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
         "processed_folder": str(CELERY_BROKER_DIR / "processed"),
         "store_processed": False,
+        # An idle worker looks in the folder this often (kombu's default is 1 s): a run's chunks
+        # are tasks of a second or two each, and each would wait half a second for its message.
+        "polling_interval": 0.1,
     }
 else:
     # Redis redelivers an unacknowledged task (a killed worker's) after this many seconds. A

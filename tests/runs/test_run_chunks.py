@@ -41,11 +41,11 @@ class ChunkPlanTests(TestCase):
             benchmark=self.benchmark, endpoint=endpoint, enqueue=False, **kwargs
         )
 
-    def test_a_chunk_is_a_whole_number_of_rounds_and_small_runs_split_in_about_eight(self):
+    def test_a_chunk_is_a_whole_number_of_rounds_and_small_runs_split_in_about_sixteen(self):
         # At least four rounds (a chunk's start and end cost a few writes with nothing in
-        # flight), about eight chunks while they are short, at most sixteen rounds.
+        # flight), about sixteen chunks while they are short, at most sixteen rounds.
         self.assertEqual(run_services.chunk_size(total=200, concurrency=8, kind="model"), 32)
-        self.assertEqual(run_services.chunk_size(total=640, concurrency=8, kind="model"), 80)
+        self.assertEqual(run_services.chunk_size(total=640, concurrency=8, kind="model"), 40)
         self.assertEqual(run_services.chunk_size(total=10, concurrency=4, kind="model"), 16)
         self.assertEqual(run_services.chunk_size(total=100_000, concurrency=8, kind="model"), 128)
         self.assertEqual(
@@ -301,18 +301,18 @@ class ChunkStripTests(TestCase):
         strip = run_chunk_strip(run=run)
         self.assertEqual(
             {k: v for k, v in strip.counts.items() if v},
-            {"done": 3, "running": 1, "failed": 1, "queued": 3},
+            {"done": 3, "running": 1, "failed": 1, "queued": 5},
         )
         self.assertEqual([c["status"] for c in strip.cells[:6]], [
             "done", "done", "done", "running", "failed", "queued",
         ])  # fmt: skip
-        self.assertEqual((strip.cells[0]["completed"], strip.cells[0]["size"]), (5, 5))
+        self.assertEqual((strip.cells[0]["completed"], strip.cells[0]["size"]), (4, 4))
         self.assertEqual(strip.recovered, 1)
         folded = run_chunk_strip(run=run, cells=3)
-        self.assertEqual(folded.per_cell, 3)
-        # done+done+done, running+failed+queued, queued x2: a failure shows first.
-        self.assertEqual([c["status"] for c in folded.cells], ["done", "failed", "queued"])
-        self.assertEqual((folded.cells[1]["first"], folded.cells[1]["last"]), (4, 6))
+        self.assertEqual(folded.per_cell, 4)
+        # done x3 + running, failed + queued x3, queued x2: a failure shows first.
+        self.assertEqual([c["status"] for c in folded.cells], ["running", "failed", "queued"])
+        self.assertEqual((folded.cells[1]["first"], folded.cells[1]["last"]), (5, 8))
 
     def test_the_run_page_shows_the_strip_while_it_polls(self):
         run = self.running_run()
@@ -324,6 +324,6 @@ class ChunkStripTests(TestCase):
             )
         self.assertContains(response, 'class="chunk chunk-done"', count=3)
         self.assertContains(response, 'class="chunk chunk-failed"', count=1)
-        self.assertContains(response, 'title="Chunk 4: Running · 0 of 5 answered"')
+        self.assertContains(response, 'title="Chunk 4: Running · 0 of 4 answered"')
         self.assertContains(response, "1 chunk taken over after its worker died")
-        self.assertContains(response, "8 chunks, shared by the workers:")
+        self.assertContains(response, "10 chunks, shared by the workers:")

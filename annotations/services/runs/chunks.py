@@ -20,7 +20,7 @@ from annotations.selectors.runs import run_items
 
 MIN_ROUNDS = 4
 MAX_ROUNDS = 16
-MIN_CHUNKS = 8
+MIN_CHUNKS = 16
 BASELINE_CHUNK = 500  # baselines answer at once: a chunk only bounds one task's memory
 
 
