@@ -133,6 +133,8 @@ def run_chunk_strip(*, run: Run, cells: int = 240) -> ChunkStrip:
                 "size": sum(row[3] for row in group),
             }
         )
+        cell = strip[-1]
+        cell["percent"] = round(100 * cell["completed"] / cell["size"]) if cell["size"] else 0
     return ChunkStrip(counts, strip, per_cell, sum(1 for row in rows if row[4]))
 
 

@@ -49,9 +49,13 @@ class RunCreateForm(forms.Form):
         max_value=run_services.MAX_CONCURRENCY,
         initial=4,
         label=_("Requests in flight per chunk"),
-        help_text=_(
-            "A run is cut into chunks that the workers share; each chunk being answered keeps "
-            "this many requests in flight."
+        widget=forms.NumberInput(
+            attrs={
+                "title": _(
+                    "A run is cut into chunks that the workers share; each chunk being "
+                    "answered keeps this many requests in flight."
+                )
+            }
         ),
     )
     with_image = forms.BooleanField(required=False, initial=True, label=_("Send the image"))
