@@ -16,34 +16,9 @@ from annotations.scoring.triage.types import (
     Key,
     Reason,
 )
+from annotations.scoring.vlmeval import PANDAS_NA_STRINGS
 
 LETTERS = string.ascii_uppercase
-
-# Cells pandas.read_csv turns into NaN by default (pandas 2.x `STR_NA_VALUES`), so VLMEvalKit
-# silently drops an option spelled like this from the prompt and from answer matching.
-PANDAS_NA_STRINGS = frozenset(
-    {
-        "",
-        "#N/A",
-        "#N/A N/A",
-        "#NA",
-        "-1.#IND",
-        "-1.#QNAN",
-        "-NaN",
-        "-nan",
-        "1.#IND",
-        "1.#QNAN",
-        "<NA>",
-        "N/A",
-        "NA",
-        "NULL",
-        "NaN",
-        "None",
-        "n/a",
-        "nan",
-        "null",
-    }
-)
 
 WEIGHTS = {
     EMPTY_QUESTION: 0.95,
