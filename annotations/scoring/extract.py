@@ -81,7 +81,8 @@ def vlmeval_opt(reply: str, options: Mapping[str, str | None]) -> str:
 
 
 def extract_mcq(prediction: str | None, options: Mapping[str, str | None]) -> str | None:
-    """The option letter VLMEvalKit's exact matching reads from `prediction`, else None (its Z).
+    """The option letter VLMEvalKit's exact matching reads from `prediction`, else None (its Z;
+    with an option Z, VLMEvalKit's Z is that option, so it is returned).
 
     `prediction` is taken as VLMEvalKit receives it: nothing is stripped. None scores as no
     letter (`read_reply` models what VLMEvalKit's own files make of a missing reply).
@@ -89,7 +90,7 @@ def extract_mcq(prediction: str | None, options: Mapping[str, str | None]) -> st
     if prediction is None:
         return None
     opt = vlmeval_opt(prediction, options)
-    return None if opt == NO_OPTION else opt
+    return None if opt == NO_OPTION and NO_OPTION not in vlmeval_choices(options) else opt
 
 
 def _letter_or_refusal(reply: str, choices: Mapping[str, str]) -> str | None:

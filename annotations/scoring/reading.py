@@ -62,11 +62,12 @@ def read_reply(*, family: str, reply: str, options: Mapping[str, str], answer: s
         hit = medqdeg_hit(value, answer)
         letters = [letter for letter in vlmeval_choices(loaded) if letter in MEDQDEG_LETTERS]
     else:
-        inferred = can_infer(prediction_as_evaluated(reply), loaded)
-        judge_applies = not inferred
-        letter = "" if inferred in ("", NO_OPTION) else inferred
-        hit = (inferred or NO_OPTION) == answer
         letters = list(vlmeval_choices(loaded))
+        opt = can_infer(prediction_as_evaluated(reply), loaded)
+        judge_applies = not opt
+        opt = opt or NO_OPTION
+        letter = "" if opt == NO_OPTION and NO_OPTION not in letters else opt
+        hit = opt == answer
     lenient = letter or extract_lenient(reply, letters)
     return Reading(
         letter=letter,
