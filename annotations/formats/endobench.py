@@ -33,6 +33,7 @@ JSON_KEYS = ("id", "question", "options", "answer", "gt", *TAXONOMY_FIELDS, "ima
 # Keys the reader maps itself; any other key of an item becomes an extra column of its own.
 _MAPPED_KEYS = frozenset({*JSON_KEYS, "hint"})
 IMAGES_FOLDER = "EndoBench-Images"
+TSV_OPTION_COLUMNS = 6  # EndoBench's TSV has A–F, E and F mostly empty
 
 
 class EndoBenchTsvReader(McqTsvReader):
@@ -99,7 +100,7 @@ class EndoBenchJsonReader:
 
     @property
     def option_letters(self) -> list[str]:
-        """Letters A.. up to the longest option list in the file."""
+        """Letters A–F as in EndoBench's TSV, or A.. up to the longest option list if longer."""
         longest = max(
             (
                 len(item["options"])
@@ -108,14 +109,14 @@ class EndoBenchJsonReader:
             ),
             default=0,
         )
-        return list(string.ascii_uppercase[: min(longest, 26)])
+        return list(string.ascii_uppercase[: min(max(longest, TSV_OPTION_COLUMNS), 26)])
 
     def __iter__(self) -> Iterator[McqRow]:
         self.problems = []
-        extra_columns = self._extra_columns()
+        letters, extra_columns = self.option_letters, self._extra_columns()
         first_row_of_index: dict[int, int] = {}
         for number, item in enumerate(self._loaded(), start=1):
-            row, problems = self._parse_item(number, item, extra_columns)
+            row, problems = self._parse_item(number, item, letters, extra_columns)
             if row is not None and row.index in first_row_of_index:
                 first = first_row_of_index[row.index]
                 problems.append(
@@ -136,7 +137,7 @@ class EndoBenchJsonReader:
         return self._items
 
     def _parse_item(
-        self, number: int, item: Any, extra_columns: list[str]
+        self, number: int, item: Any, letters: list[str], extra_columns: list[str]
     ) -> tuple[McqRow | None, list[RowProblem]]:
         if not isinstance(item, dict):
             return None, [RowProblem(number, None, "item is not a JSON object")]
@@ -153,6 +154,8 @@ class EndoBenchJsonReader:
         options, option_problem = _options(item["options"])
         if option_problem:
             problems.append(RowProblem(number, "options", option_problem))
+        # Every option column of the file, '' when empty, as the TSV reader gives them.
+        options |= {letter: "" for letter in letters if letter not in options}
         question = _text(item["question"])
         if not question.strip():
             problems.append(RowProblem(number, "question", "empty question"))

@@ -93,7 +93,10 @@ def test_the_json_reader_finds_images_in_the_endobench_images_folder(tmp_path: P
     assert [row.index for row in rows] == [5, 6]
     assert rows[0].images == [frame] and rows[0].image_paths == ["cvc/001.jpg"]
     assert rows[1].images == [jpeg_bytes("blue")]
-    assert rows[0].options == {"A": "bleeding", "B": "polyp", "C": "normal"}
+    # Every option column of the header (A–F as in EndoBench's TSV), '' when empty.
+    assert rows[0].options == {"A": "bleeding", "B": "polyp", "C": "normal"} | dict.fromkeys(
+        "DEF", ""
+    )
     assert rows[0].answer == "B"
     assert rows[0].extra == {
         "category": "Lesion", "task": "Detection", "subtask": "Polyp", "scene": "Colonoscopy",
@@ -112,10 +115,10 @@ def test_the_json_maps_to_the_endobench_tsv_header_with_extra_keys_as_columns(tm
 
     assert reader.columns == [
         "index", "image", "image_path", "question", "category", "task", "subtask", "scene",
-        "answer", "dataset", "gt", "A", "B", "C", "D", "E", "source_video", "frame_no", "bbox",
+        "answer", "dataset", "gt", "A", "B", "C", "D", "E", "F", "source_video", "frame_no", "bbox",
         "reviewed",
     ]  # fmt: skip
-    assert reader.columns[: len(TSV_HEADER) - 1] == TSV_HEADER[:-1]  # the TSV's order
+    assert reader.columns[: len(TSV_HEADER)] == TSV_HEADER  # the TSV's header, extra keys after
     assert rows[0].extra["source_video"] == "v12" and rows[0].extra["frame_no"] == "40"
     assert rows[0].extra["bbox"] == "" and rows[1].extra["bbox"] == "[1, 2]"
     assert rows[1].extra["reviewed"] == "true"
@@ -149,7 +152,7 @@ def test_keys_that_cannot_be_columns_are_reported(tmp_path: Path):
     assert list(reader) == []
     assert [(p.row, p.column) for p in reader.problems] == [(1, "A"), (1, "index"), (2, None)]
     assert "clashes" in reader.problems[0].reason and "no name" in reader.problems[2].reason
-    assert reader.columns == [*TSV_HEADER[:-3]]  # no column for them; options A-C
+    assert reader.columns == TSV_HEADER  # no column for them
 
 
 def test_the_json_reader_numbers_items_without_integer_ids_by_position(tmp_path: Path):
