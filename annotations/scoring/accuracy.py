@@ -165,31 +165,35 @@ def vlmeval_acc_table(
     we leave those items out of that column.
     """
     rows = list(records)
-    hits = [is_hit(record.get(hit_key)) for record in rows]
     if _column_present("split", header, rows):
         split_of = [_vlmeval_value(record.get("split")) for record in rows]
-        splits = sorted({s for s in split_of if s is not None}) + ([None] * (None in split_of))
+        splits = sorted({s for s in split_of if s is not None}) + [None] * (None in split_of)
     else:
-        split_of = ["none"] * len(rows)
-        splits = ["none"]
-    table: dict[str, list[float]] = {
-        "Overall": _by_split(hits, split_of, splits, [True] * len(rows))
-    }
-    for group in ("l2-category", "category"):
-        if not _column_present(group, header, rows):
-            continue
-        values = [_vlmeval_value(record.get(group)) for record in rows]
-        abilities: list[str | None] = sorted({value for value in values if value is not None})
-        if not abilities and None in values:
-            abilities = [None]  # only missing cells: VLMEvalKit's one NaN column
-        for ability in abilities:
-            chosen = [value == ability and value is not None for value in values]
-            name = "nan" if ability is None else MMBENCH_ABBREVIATIONS.get(ability, ability)
-            table[name] = _by_split(hits, split_of, splits, chosen)
+        split_of, splits = ["none"] * len(rows), ["none"]
+    # One pass: (column, ability, split) -> tally; missing splits (None) fall in no row.
+    tallies: dict[tuple[str, str | None, str], _Tally] = defaultdict(_Tally)
+    abilities: dict[str, set[str | None]] = {}
+    groups = [g for g in ("l2-category", "category") if _column_present(g, header, rows)]
+    for record, split in zip(rows, split_of, strict=True):
+        hit = is_hit(record.get(hit_key))
+        if split is not None:
+            tallies["Overall", None, split].add(hit)
+        for group in groups:
+            value = _vlmeval_value(record.get(group))
+            abilities.setdefault(group, set()).add(value)
+            if value is not None and split is not None:
+                tallies[group, value, split].add(hit)
+    columns: dict[str, tuple[str, str | None]] = {"Overall": ("Overall", None)}
+    for group in groups:
+        present = sorted(value for value in abilities.get(group, ()) if value is not None)
+        if not present and None in abilities.get(group, ()):
+            columns["nan"] = (group, None)  # only missing cells: VLMEvalKit's one NaN column
+        for value in present:
+            columns[MMBENCH_ABBREVIATIONS.get(value, value)] = (group, value)
     return [
         {"split": "nan" if split is None else split}
-        | {column: cells[number] for column, cells in table.items()}
-        for number, split in enumerate(splits)
+        | {name: _accuracy(tallies, key, split) for name, key in columns.items()}
+        for split in splits
     ]
 
 
@@ -197,19 +201,10 @@ def _vlmeval_value(value: object) -> str | None:
     return None if reads_as_nan(value) else str(value)
 
 
-def _by_split(
-    hits: Sequence[bool], split_of: Sequence[str | None], splits: Sequence[str | None], chosen
-) -> list[float]:
-    return [
-        _mean(
-            [
-                hit
-                for hit, split, keep in zip(hits, split_of, chosen, strict=True)
-                if keep and split is not None and split == wanted
-            ]
-        )
-        for wanted in splits
-    ]
+def _accuracy(tallies: Mapping, key: tuple[str, str | None], split: str | None) -> float:
+    # numpy's mean of 0/1 values: an exact sum divided once; NaN for a cell without items.
+    tally = tallies.get((*key, split)) if split is not None else None
+    return tally.hits / tally.n if tally else math.nan
 
 
 def medqdeg_score_table(
