@@ -34,7 +34,9 @@ API_FAILURE = "Failed to obtain answer via API"
 # Only these characters become spaces before the reply is cut into words: "-", quotes, back-ticks
 # and full-width punctuation stay glued to a letter, so "'B'" or "B-" hold no letter.
 _WORD_BREAKS = str.maketrans(dict.fromkeys(".()[],:;!*#{}", " "))
-# A letter counts when its first occurrence is among the last four words.
+# A letter counts when its first occurrence is among the last four words. (With VLMEvalKit's
+# VERBOSE environment variable set, a lone A in a reply of more than three words would not;
+# we follow it unset, as the corpus was made.)
 _LAST_WORDS = 4
 # The "answer is" statement: case-insensitive (so "answer is definitely F" reads the "d" of
 # "definitely"), A–D only, optional bold, and the first statement in the reply wins.
