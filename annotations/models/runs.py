@@ -72,6 +72,10 @@ class Run(Leased):
     )
     filters = models.JSONField(default=dict, blank=True)
     with_image = models.BooleanField(default=True)
+    # Also score by our lenient readings, shown beside VLMEvalKit's score (never instead of it).
+    lenient = models.BooleanField(default=False)
+    # The VLMEvalKit commit whose rules read this run's answers ('' for runs read before them).
+    vlmeval_commit = models.CharField(max_length=40, blank=True)
     concurrency = models.PositiveSmallIntegerField(default=4)
     seed = models.BigIntegerField(default=0)
     status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED)
@@ -127,7 +131,13 @@ class RunChunk(Leased):
 
 
 class Prediction(models.Model):
-    """A run's answer to one item: exactly one per (run, item), enforced by the database."""
+    """A run's answer to one item: exactly one per (run, item), enforced by the database.
+
+    `extracted` and `hit` are the score: VLMEvalKit's reading of the reply, or, where its exact
+    matching read nothing and the run has a judge, the judge's (as VLMEvalKit does). Beside them
+    the reply's readings are all kept: VLMEvalKit's exact-matching letter, the judge's letter,
+    and our lenient letter and hit (a separate score, never the main one).
+    """
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="predictions")
     item = models.ForeignKey(
@@ -137,7 +147,12 @@ class Prediction(models.Model):
     raw_text = models.TextField(blank=True)
     extracted = models.CharField(max_length=1, blank=True)
     hit = models.BooleanField(null=True)
+    vlmeval_letter = models.CharField(max_length=1, blank=True)  # exact matching; '' is Z
     judged_by_llm = models.BooleanField(default=False)  # `extracted` is the judge's reading
+    judge_letter = models.CharField(max_length=1, blank=True)  # '' is Z
+    judge_drawn = models.BooleanField(default=False)  # every judge call failed: drawn, seeded
+    lenient_letter = models.CharField(max_length=1, blank=True)
+    lenient_hit = models.BooleanField(null=True)
     latency_ms = models.FloatField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)

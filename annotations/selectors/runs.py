@@ -139,15 +139,47 @@ def run_chunk_strip(*, run: Run, cells: int = 240) -> ChunkStrip:
 
 
 def run_predictions(
-    *, run: Run, wrong_only: bool = False, field_name: str = "", value: str = ""
+    *,
+    run: Run,
+    wrong_only: bool = False,
+    unmatched_only: bool = False,
+    field_name: str = "",
+    value: str = "",
 ) -> QuerySet[Prediction]:
-    """The run's predictions with their items, filtered (wrong only, one field's value)."""
+    """The run's predictions with their items, filtered (wrong only, replies VLMEvalKit's exact
+    matching read nothing in, one field's value)."""
     predictions = Prediction.objects.filter(run=run).select_related("item")
     if wrong_only:
         predictions = predictions.exclude(hit=True)
+    if unmatched_only:
+        predictions = predictions.filter(vlmeval_letter="", error="")
     if field_name in SUMMARY_FIELDS and value:
         predictions = predictions.filter(**{f"item__{field_name}": value})
     return predictions.order_by("item__source_index")
+
+
+@dataclass
+class VlmevalTable:
+    """VLMEvalKit's own table of a run, as its log prints it: a header and rows of cells."""
+
+    commit: str
+    header: list[str]
+    rows: list[list[Any]]
+
+
+def run_vlmeval_table(run: Run) -> VlmevalTable | None:
+    """The run's VLMEvalKit table from its summary (no query): `report_acc`'s rows by split, or
+    MedQ-DEG's score dict as one row."""
+    vlmeval = (run.summary or {}).get("vlmeval") or {}
+    if vlmeval.get("table"):
+        header = list(vlmeval["table"][0])
+        return VlmevalTable(
+            vlmeval["commit"], header, [[row.get(c) for c in header] for row in vlmeval["table"]]
+        )
+    if vlmeval.get("medqdeg"):
+        scores = vlmeval["medqdeg"]
+        return VlmevalTable(vlmeval["commit"], list(scores), [list(scores.values())])
+    return None
 
 
 def run_field_values(run: Run) -> dict[str, list[str]]:

@@ -23,6 +23,7 @@ from annotations.models import (
     RunKind,
     RunStatus,
 )
+from annotations.scoring import VLMEVAL_COMMIT
 from annotations.selectors import review as review_selectors
 from annotations.selectors import runs as run_selectors
 from annotations.services import runs as run_services
@@ -59,6 +60,18 @@ class RunCreateForm(forms.Form):
         ),
     )
     with_image = forms.BooleanField(required=False, initial=True, label=_("Send the image"))
+    lenient = forms.BooleanField(
+        required=False,
+        label=_("Lenient score too"),
+        widget=forms.CheckboxInput(
+            attrs={
+                "title": _(
+                    "Beside VLMEvalKit's score, a second one that also reads what VLMEvalKit "
+                    "does not (答案是B, a lower-case letter...). It never replaces VLMEvalKit's."
+                )
+            }
+        ),
+    )
     judge = forms.ChoiceField(required=False, label=_("LLM judge for unmatched answers"))
     label = forms.CharField(required=False, max_length=200, label=_("Label"))
     name = forms.CharField(required=False, max_length=100, label=_("Endpoint name"))
@@ -156,6 +169,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
             label=form.cleaned_data["label"],
             created_by=request.user,
             judge=form.judge_endpoint(),
+            lenient=form.cleaned_data["lenient"],
         )
     except DomainError as error:
         form.add_error(None, str(error))
@@ -175,10 +189,15 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         context = {"run": run, "clinicians": _other_clinicians(run), "strip": _strip(run)}
         return render(request, "runs/detail.html#progress", context)
     wrong_only = request.GET.get("wrong") == "1"
+    unmatched_only = request.GET.get("unmatched") == "1"
     by = request.GET.get("by", "")
     field_name, _sep, value = by.partition("=")
     predictions = run_selectors.run_predictions(
-        run=run, wrong_only=wrong_only, field_name=field_name, value=value
+        run=run,
+        wrong_only=wrong_only,
+        unmatched_only=unmatched_only,
+        field_name=field_name,
+        value=value,
     )
     page = Paginator(predictions, 50).get_page(request.GET.get("page"))
     field_values = run_selectors.run_field_values(run)
@@ -188,7 +207,15 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "field_values": field_values,
         "clinicians": _other_clinicians(run),
         "strip": _strip(run),
-        "filters": {"wrong": "1" if wrong_only else "", "by": by},
+        "filters": {
+            "wrong": "1" if wrong_only else "",
+            "unmatched": "1" if unmatched_only else "",
+            "by": by,
+        },
+        # Whoever looks at the replies VLMEvalKit could not read sees the lenient reading too.
+        "show_lenient": run.lenient or unmatched_only,
+        "vlmeval_table": run_selectors.run_vlmeval_table(run),
+        "vlmeval_commit": VLMEVAL_COMMIT,
         "breakdown": _breakdown(run),
         "filter_chips": [_filter_chip(key, value) for key, value in (run.filters or {}).items()],
     }
@@ -246,6 +273,27 @@ def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
                 cleared,
             )
             % {"n": cleared},
+        )
+    return redirect("run", pk=run.pk)
+
+
+@require_POST
+@role_required(CURATOR)
+def run_rescore(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk)
+    try:
+        changed = run_services.run_rescore(run=run)
+    except DomainError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(
+            request,
+            ngettext(
+                "Read again as VLMEvalKit %(commit)s reads: %(n)d answer changed.",
+                "Read again as VLMEvalKit %(commit)s reads: %(n)d answers changed.",
+                changed,
+            )
+            % {"n": changed, "commit": run.vlmeval_commit},
         )
     return redirect("run", pk=run.pk)
 

@@ -6,7 +6,8 @@ score, summarise.
 - `execute`: answering a chunk (`chunk_execute`) or a whole run in this process
   (`run_execute`), finishing and failing runs;
 - `providers`: the baseline or OpenAI-compatible client that answers, and the judge;
-- `scoring`: replies read by the family's rules, the run's summary.
+- `scoring`: replies read as VLMEvalKit reads them (its judge step, our lenient reading
+  beside), the run's summary with VLMEvalKit's own table, rescoring older runs.
 """
 
 from __future__ import annotations
@@ -32,19 +33,24 @@ from annotations.services.runs.execute import (
     run_settle,
 )
 from annotations.services.runs.providers import judge_for, provider_for
-from annotations.services.runs.scoring import answer_letter, prediction_score, run_summarize
+from annotations.services.runs.scoring import (
+    prediction_readings,
+    prediction_score,
+    run_rescore,
+    run_summarize,
+)
 
 __all__ = [
     "BASELINES",
     "FILTER_FIELDS",
     "MAX_CONCURRENCY",
     "SUMMARY_FIELDS",
-    "answer_letter",
     "chunk_execute",
     "chunk_size",
     "endpoint_ensure_baseline",
     "endpoint_ensure_openai",
     "judge_for",
+    "prediction_readings",
     "prediction_score",
     "provider_for",
     "run_cancel",
@@ -53,6 +59,7 @@ __all__ = [
     "run_fail",
     "run_filters_clean",
     "run_finish",
+    "run_rescore",
     "run_resume",
     "run_retry",
     "run_settle",

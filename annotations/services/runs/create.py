@@ -19,6 +19,7 @@ from annotations.models import (
     RunKind,
     RunStatus,
 )
+from annotations.scoring import VLMEVAL_COMMIT
 from annotations.selectors.runs import FILTER_FIELDS, run_items
 from annotations.services.errors import DomainError
 from annotations.services.runs.chunks import chunks_send, run_chunks_plan
@@ -113,10 +114,12 @@ def run_create(
     created_by: Any = None,
     enqueue: bool = True,
     judge: ModelEndpoint | None = None,
+    lenient: bool = False,
 ) -> Run:
     """Create a run over the items matching `filters`, cut it in chunks and (after commit) send
-    one task per chunk; `judge`, an OpenAI-compatible endpoint, reads the answers the rules
-    cannot."""
+    one task per chunk. `judge`, an OpenAI-compatible endpoint, takes VLMEvalKit's judge step
+    for the replies its exact matching cannot read; `lenient` shows our lenient score beside
+    VLMEvalKit's."""
     _check_endpoints(endpoint, judge, concurrency)
     cleaned = run_filters_clean(filters)
     total = run_items(benchmark=benchmark, filters=cleaned).count()
@@ -132,6 +135,8 @@ def run_create(
         label=label,
         filters=cleaned,
         with_image=with_image,
+        lenient=lenient,
+        vlmeval_commit=VLMEVAL_COMMIT,
         concurrency=concurrency,
         seed=seed,
         total=total,

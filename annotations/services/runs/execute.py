@@ -46,7 +46,7 @@ from annotations.services.images import image_bytes
 from annotations.services.recovery import Lease, LeaseLost, heartbeat, lease_claim, lease_update
 from annotations.services.runs.chunks import chunks_send, run_chunks_plan
 from annotations.services.runs.providers import Provider, judge_for, provider_for
-from annotations.services.runs.scoring import judge_reading, prediction_score, run_summarize
+from annotations.services.runs.scoring import UNANSWERED, Scored, reply_score, run_summarize
 from annotations.services.triage import triage_schedule
 
 log = logging.getLogger(__name__)
@@ -242,7 +242,7 @@ class _Answer:
     completion: Completion | None
     error: str = ""
     latency_ms: float | None = None
-    judged: str | None = None  # the judge's letter ('' for none); None when not asked
+    scored: Scored | None = None  # the reply's readings (None for a failed request)
 
 
 @dataclass(frozen=True)
@@ -255,6 +255,7 @@ class _Request:
     with_image: bool
     item: InferenceItem
     images: list[Image]
+    answer: str  # the gold letter, to score the reply in the thread
 
 
 def _answer(provider: Provider, judge: ChatProvider | None, request: _Request) -> _Answer:
@@ -271,10 +272,16 @@ def _answer(provider: Provider, judge: ChatProvider | None, request: _Request) -
             template=request.template,
             with_image=request.with_image,
         )
-        judged = judge_reading(
-            judge, item, completion.text, family=request.family, run_id=request.run_id
+        scored = reply_score(
+            family=request.family,
+            reply=completion.text,
+            question=item.question,
+            options=item.options,
+            answer=request.answer,
+            judge=judge,
+            seed=f"{request.run_id}:{item.key}",
         )
-        return _Answer(completion, judged=judged)
+        return _Answer(completion, scored=scored)
     except ProviderError as error:
         return _Answer(None, str(error), (time.perf_counter() - started) * 1000)
     except Exception as error:  # a bad image file must fail its item, not the whole run
@@ -354,6 +361,7 @@ class _ChunkExecutor:
                 category=item.category,
             ),
             images=[ii.image for ii in item.item_images.all()] if wants_images else [],
+            answer=item.answer,
         )
 
     def _store(self, batch: list[tuple[Item, _Answer]]) -> None:
@@ -385,20 +393,11 @@ class _ChunkExecutor:
 
     def _fields(self, item: Item, answer: _Answer) -> dict[str, Any]:
         completion = answer.completion
-        text = completion.text if completion else ""
-        extracted, hit = prediction_score(item=item, family=self.run.benchmark.family, text=text)
-        judged = answer.judged is not None
-        if judged:  # the rules read nothing; the judge's reading counts, recorded as such
-            extracted, hit = (
-                answer.judged or "",
-                bool(answer.judged) and answer.judged == item.answer,
-            )
+        scored = answer.scored
         return {
             "item_version": item.version,
-            "raw_text": text,
-            "extracted": extracted,
-            "hit": hit,
-            "judged_by_llm": judged,
+            "raw_text": completion.text if completion else "",
+            **(scored.fields(answer=item.answer) if scored else UNANSWERED),
             "error": answer.error[:2000],
             "latency_ms": completion.latency_ms if completion else answer.latency_ms,
             "prompt_tokens": completion.prompt_tokens if completion else None,

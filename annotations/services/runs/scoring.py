@@ -1,85 +1,190 @@
-"""Scoring glue: a reply read by the family's rules (and the judge's reading), a run's summary."""
+"""Scoring glue: a reply read as VLMEvalKit reads it (with its judge step when the run has a
+judge) and by our lenient rules; a run's summary with VLMEvalKit's own table."""
 
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from annotations.inference import ChatProvider, InferenceItem, ProviderError
-from annotations.models import Family, Item, Prediction, Run
-from annotations.scoring import Score, breakdown, extract_mcq, extract_medqdeg, is_refusal
-from annotations.scoring.judge import build_judge_prompt, read_judge_reply
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from annotations.inference import ChatProvider, ProviderError
+from annotations.models import Family, Item, Prediction, Run, RunKind, RunStatus
+from annotations.scoring import (
+    JUDGE_ATTEMPTS,
+    VLMEVAL_COMMIT,
+    JudgeVerdict,
+    Reading,
+    Score,
+    breakdown,
+    build_judge_prompt,
+    is_refusal,
+    judge_verdict,
+    medqdeg_score_table,
+    read_reply,
+    vlmeval_acc_table,
+)
 from annotations.selectors.runs import SUMMARY_FIELDS
+from annotations.services.errors import DomainError
 
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class Scored:
+    """A reply's readings, as a Prediction stores them."""
+
+    reading: Reading
+    verdict: JudgeVerdict | None = None  # the judge step, when it ran
+
+    def fields(self, *, answer: str) -> dict[str, Any]:
+        reading, verdict = self.reading, self.verdict
+        return {
+            "extracted": verdict.letter if verdict else reading.letter,
+            "hit": verdict.opt == answer if verdict else reading.hit,
+            "vlmeval_letter": reading.letter,
+            "judged_by_llm": verdict is not None,
+            "judge_letter": verdict.letter if verdict else "",
+            "judge_drawn": verdict.fallback if verdict else False,
+            "lenient_letter": reading.lenient_letter,
+            "lenient_hit": reading.lenient_hit,
+        }
+
+
+UNANSWERED: dict[str, Any] = {
+    "extracted": "",
+    "hit": False,
+    "vlmeval_letter": "",
+    "judged_by_llm": False,
+    "judge_letter": "",
+    "judge_drawn": False,
+    "lenient_letter": "",
+    "lenient_hit": False,
+}
+
+
+def reply_read(*, family: str, reply: str, options: Mapping[str, str], answer: str) -> Reading:
+    """VLMEvalKit's reading of a reply (and the lenient one beside it)."""
+    return read_reply(family=family, reply=reply, options=options, answer=answer)
+
+
+def prediction_readings(*, item: Item, family: str, text: str) -> dict[str, Any]:
+    """A Prediction's reading fields for a reply to `item`, with no judge."""
+    reading = reply_read(
+        family=family, reply=text, options=dict(item.lettered_options), answer=item.answer
+    )
+    return Scored(reading).fields(answer=item.answer)
+
+
 def prediction_score(*, item: Item, family: str, text: str) -> tuple[str, bool]:
-    """(extracted letter or "", hit) for an answer, with the family's own extraction rules."""
-    extracted = answer_letter(options=dict(item.lettered_options), family=family, text=text)
-    return extracted, bool(extracted) and extracted == item.answer
+    """(VLMEvalKit's letter or "", hit) for an answer to `item`."""
+    fields = prediction_readings(item=item, family=family, text=text)
+    return fields["extracted"], fields["hit"]
 
 
-def answer_letter(*, options: dict[str, str], family: str, text: str) -> str:
-    """The option letter an answer gives by the family's rules, or ''."""
-    if family == Family.MEDQDEG:
-        letters = "".join(letter for letter in options if letter in "ABCDE")
-        extracted = extract_medqdeg(text, letters) if letters else None
-    else:
-        extracted = extract_mcq(text, options)
-    return extracted or ""
-
-
-def judge_reading(
-    judge: ChatProvider | None, item: InferenceItem, text: str, *, family: str, run_id: int
-) -> str | None:
-    """The judge's letter for an answer the rules cannot read ('' for none); None when the rules
-    can, when there is no judge, or when the judge could not be reached (the answer stays
-    unmatched). Runs in a pool thread: no ORM."""
-    if (
-        judge is None
-        or not text.strip()
-        or answer_letter(options=item.options, family=family, text=text)
-    ):
-        return None
-    prompt = build_judge_prompt(item.question, item.options, text)
-    try:
-        reply = judge.complete([{"role": "user", "content": prompt}])
-    except ProviderError as error:
-        log.warning("run %s: item %s: the judge failed: %s", run_id, item.key, error)
-        return None
-    letters = "".join(letter for letter, option in item.options.items() if str(option).strip())
-    return read_judge_reply(reply.text, letters)
+def reply_score(
+    *,
+    family: str,
+    reply: str,
+    question: str,
+    options: Mapping[str, str],
+    answer: str,
+    judge: ChatProvider | None,
+    seed: str,
+) -> Scored:
+    """Read a reply; where VLMEvalKit's exact matching read nothing and there is a judge, take
+    VLMEvalKit's judge step (up to three calls, a seeded draw when all fail). Runs in a pool
+    thread: no ORM."""
+    reading = reply_read(family=family, reply=reply, options=options, answer=answer)
+    if judge is None or not reading.judge_applies or family == Family.MEDQDEG:
+        return Scored(reading)
+    prompt = build_judge_prompt(question=question, options=options, reply=reply)
+    replies: list[str | None] = []
+    verdict = None
+    while verdict is None and len(replies) < JUDGE_ATTEMPTS:
+        try:
+            replies.append(judge.complete([{"role": "user", "content": prompt}]).text)
+        except ProviderError as error:
+            log.warning("judge call failed (%s): %s", seed, error)
+            replies.append(None)
+        verdict = judge_verdict(judge_replies=replies, options=options, seed=seed)
+    return Scored(reading, verdict)
 
 
 def run_summarize(*, run: Run) -> dict[str, Any]:
-    """Accuracy overall and by every summary field present, each with its Wilson 95% interval."""
+    """Accuracy overall and by every summary field present, each with its Wilson 95% interval;
+    the lenient score the same way; VLMEvalKit's own table (its `report_acc`, or MedQ-DEG's
+    score dict) with the commit whose rules read the answers."""
     rows = Prediction.objects.filter(run=run).values(
         "hit",
+        "lenient_hit",
         "error",
         "raw_text",
         "extracted",
+        "vlmeval_letter",
+        "lenient_letter",
         "judged_by_llm",
+        "judge_drawn",
         *(f"item__{f}" for f in SUMMARY_FIELDS),
     )
     records: list[dict[str, Any]] = []
+    lenient: list[dict[str, Any]] = []
     counts: Counter[str] = Counter()
     for row in rows.iterator(chunk_size=2000):
         record = {field: row[f"item__{field}"] for field in SUMMARY_FIELDS}
-        record["hit"] = row["hit"]
-        records.append(record)
+        records.append({**record, "hit": row["hit"]})
+        lenient.append({**record, "hit": bool(row["lenient_hit"])})
         counts["failed"] += bool(row["error"])
         counts["unmatched"] += not row["error"] and not row["extracted"]
         counts["judged"] += bool(row["judged_by_llm"])
+        counts["drawn"] += bool(row["judge_drawn"])
+        counts["lenient_only"] += not row["vlmeval_letter"] and bool(row["lenient_letter"])
         counts["refusals"] += is_refusal(row["raw_text"])
+    return {
+        **_scores(records),
+        "lenient": _scores(lenient),
+        "vlmeval": {"commit": VLMEVAL_COMMIT, **_vlmeval_table(run, records)},
+        **counts,
+    }
+
+
+def _scores(records: list[dict[str, Any]]) -> dict[str, Any]:
     result = breakdown(records, SUMMARY_FIELDS)
     by = {
         field: {str(value): _score_json(score) for value, score in scores.items()}
         for field, scores in result["by"].items()
         if scores
     }
-    return {"overall": _score_json(result["overall"]), "by": by, **counts}
+    return {"overall": _score_json(result["overall"]), "by": by}
+
+
+def _vlmeval_table(run: Run, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """VLMEvalKit's table over the run's answers: the columns its release file would carry."""
+    if run.benchmark.family == Family.MEDQDEG:
+        return {"medqdeg": _finite(medqdeg_score_table(records))}
+    as_released = [
+        {
+            "split": r["split"],
+            "l2-category": r["l2_category"],
+            "category": r["category"],
+            "hit": r["hit"],
+        }
+        for r in records
+    ]
+    return {"table": [_finite(row) for row in vlmeval_acc_table(as_released)]}
+
+
+def _finite(row: Mapping[str, Any]) -> dict[str, Any]:
+    # JSON has no NaN (PostgreSQL refuses it): a cell without items is stored as null.
+    return {
+        key: None if isinstance(value, float) and math.isnan(value) else value
+        for key, value in row.items()
+    }
 
 
 def _score_json(score: Score) -> dict[str, Any]:
@@ -91,3 +196,59 @@ def _score_json(score: Score) -> dict[str, Any]:
         "low": score.low,
         "high": score.high,
     }
+
+
+_READINGS = (
+    "extracted",
+    "hit",
+    "vlmeval_letter",
+    "judged_by_llm",
+    "judge_letter",
+    "judge_drawn",
+    "lenient_letter",
+    "lenient_hit",
+)
+
+
+@transaction.atomic
+def run_rescore(*, run: Run) -> int:
+    """Read every stored reply of an ended run again with the rules of the pinned VLMEvalKit
+    commit and the lenient rules, then score the run again; how many predictions changed.
+
+    No model or judge is asked: a judged answer whose reply exact matching still cannot read
+    keeps the judge's letter; one it can now read loses it (VLMEvalKit would not have asked).
+    An item changed since it was answered keeps its reading (its options were others).
+    """
+    if run.kind == RunKind.HUMAN:
+        raise DomainError(_("A human baseline's answers are letters: there is nothing to read."))
+    if run.status in (RunStatus.QUEUED, RunStatus.RUNNING):
+        raise DomainError(_("Wait until the run has ended."), code="not_ended")
+    family = run.benchmark.family
+    changed: list[Prediction] = []
+    predictions = Prediction.objects.filter(run=run, error="").select_related("item")
+    for prediction in predictions.iterator(chunk_size=2000):
+        item = prediction.item
+        if item.version != prediction.item_version:
+            continue
+        reading = reply_read(
+            family=family,
+            reply=prediction.raw_text,
+            options=dict(item.lettered_options),
+            answer=item.answer,
+        )
+        fields = Scored(reading).fields(answer=item.answer)
+        if prediction.judged_by_llm and reading.judge_applies:
+            fields.update(
+                {name: getattr(prediction, name) for name in _READINGS if "judge" in name}
+            )
+            fields.update(extracted=prediction.extracted, hit=prediction.hit)
+        if any(getattr(prediction, name) != value for name, value in fields.items()):
+            for name, value in fields.items():
+                setattr(prediction, name, value)
+            changed.append(prediction)
+    Prediction.objects.bulk_update(changed, _READINGS, batch_size=1000)
+    Run.objects.filter(pk=run.pk).update(
+        vlmeval_commit=VLMEVAL_COMMIT, summary=run_summarize(run=run)
+    )
+    run.refresh_from_db()
+    return len(changed)
