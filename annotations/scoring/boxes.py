@@ -142,13 +142,14 @@ def ap_from_hits(
         raise ValueError(f"{len(scores)} scores but {len(hits)} hit flags")
     if n_truths <= 0:
         return math.nan
-    if sum(bool(hit) for hit in hits) > n_truths:
+    hit_array = np.asarray(hits, dtype=bool)
+    if hit_array.sum() > n_truths:
         raise ValueError("more hits than truths")
-    if not hits:
+    if hit_array.size == 0:
         return 0.0
     score_array = np.asarray(scores, dtype=np.float64)
     order = np.argsort(-score_array, kind="stable")
-    true_positives = np.cumsum(np.asarray(hits, dtype=np.float64)[order])
+    true_positives = np.cumsum(hit_array[order], dtype=np.float64)
     ranks = np.arange(1, len(order) + 1)
     if group_ties:
         # Keep only the last detection of each run of equal scores: one operating point per tie.

@@ -231,28 +231,30 @@ def _pooled_macro_f1(
 
 
 def _report_block(outcomes: Sequence[ReportOutcome], boot: _Bootstrap) -> dict[str, Any]:
-    tokenize = bleu_tokenizer([text for o in outcomes for text in (o.reference, o.generated)])
-    block = _report_metrics(outcomes, tokenize, boot)
+    references = [o.reference for o in outcomes]
+    generated = [o.generated for o in outcomes]
+    tokenize = bleu_tokenizer([*references, *generated])
+    # Scored once per report (rouge-score's LCS is the slow part) and reused for every subset.
+    rouge = np.array([rouge_l(g, r) for g, r in zip(generated, references, strict=True)])
+    statistics = bleu_statistics(generated, references, tokenize)
+
+    def metrics(chosen: np.ndarray) -> dict[str, Any]:
+        rows = statistics[chosen]
+        return {
+            "rouge_l": boot.mean(rouge[chosen]),
+            "bleu4": boot.statistic(
+                len(chosen), lambda indices: bleu_from_statistics(rows[indices])
+            ).as_dict(),
+        }
+
+    block = metrics(np.arange(len(outcomes)))
     block["bleu_signature"] = bleu_signature(tokenize)
+    kinds = np.array([o.kind for o in outcomes], dtype=object)
     block["by_kind"] = {
-        kind: _report_metrics([o for o in outcomes if o.kind == kind], tokenize, boot)
+        kind: metrics(np.flatnonzero(kinds == kind))
         for kind in sorted({o.kind for o in outcomes if o.kind})
     }
     return block
-
-
-def _report_metrics(
-    outcomes: Sequence[ReportOutcome], tokenize: str, boot: _Bootstrap
-) -> dict[str, Any]:
-    references = [o.reference for o in outcomes]
-    generated = [o.generated for o in outcomes]
-    statistics = bleu_statistics(generated, references, tokenize)
-    return {
-        "rouge_l": boot.mean([rouge_l(g, r) for g, r in zip(generated, references, strict=True)]),
-        "bleu4": boot.statistic(
-            len(outcomes), lambda indices: bleu_from_statistics(statistics[indices])
-        ).as_dict(),
-    }
 
 
 def _localization_block(outcomes: Sequence[BoxOutcome], boot: _Bootstrap) -> dict[str, Any]:
