@@ -28,15 +28,14 @@ Tokenisation, the part that decides the numbers:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
-from rouge_score import rouge_scorer
-from rouge_score.tokenizers import Tokenizer
-from sacrebleu.metrics.bleu import BLEU, MAX_NGRAM_ORDER
 
 # Backwards-compatible names: these metrics lived here before they got their own modules.
 from annotations.scoring.classification import macro_f1
@@ -60,8 +59,9 @@ __all__ = [
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _HAN_RE = re.compile(f"[{_HAN}]")
 _HAN_TOKEN_RE = re.compile(f"[{_HAN}]|[a-z0-9]+")
+BLEU_MAX_ORDER = 4
 # sacrebleu's statistics row: hypothesis length, reference length, matches and totals per order.
-BLEU_STATISTICS_WIDTH = 2 + 2 * MAX_NGRAM_ORDER
+BLEU_STATISTICS_WIDTH = 2 + 2 * BLEU_MAX_ORDER
 
 
 def contains_han(text: str) -> bool:
@@ -69,15 +69,32 @@ def contains_han(text: str) -> bool:
     return bool(_HAN_RE.search(text))
 
 
-class HanCharacterTokenizer(Tokenizer):
+class HanCharacterTokenizer:
     """`rouge-score` tokenizer for Chinese: one token per Han character, a-z/0-9 runs as words."""
 
     def tokenize(self, text: str) -> list[str]:
         return _HAN_TOKEN_RE.findall(unicodedata.normalize("NFKC", text).lower())
 
 
-_DEFAULT_ROUGE = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
-_HAN_ROUGE = rouge_scorer.RougeScorer(["rougeL"], tokenizer=HanCharacterTokenizer())
+@functools.cache
+def _rouge_scorer(han: bool) -> Any:
+    # rouge-score imports nltk, which takes seconds: load it when a report is first scored, not
+    # with every import of `annotations.scoring` (web and worker start-up).
+    from rouge_score import rouge_scorer
+
+    if han:
+        return rouge_scorer.RougeScorer(["rougeL"], tokenizer=HanCharacterTokenizer())
+    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+
+
+def _bleu_class() -> Any:
+    from sacrebleu.metrics.bleu import BLEU  # a third of a second: loaded on first use too
+
+    return BLEU
+
+
+def _bleu(**options: Any) -> Any:
+    return _bleu_class()(**options)
 
 
 def _segment(text: str | None) -> str:
@@ -90,7 +107,7 @@ def rouge_l(candidate: str | None, reference: str) -> float:
     F1 rather than the beta = 1.2 of the COCO caption toolkit: `rouge-score` reports F1.
     """
     candidate, reference = candidate or "", reference or ""
-    scorer = _HAN_ROUGE if contains_han(candidate) or contains_han(reference) else _DEFAULT_ROUGE
+    scorer = _rouge_scorer(contains_han(candidate) or contains_han(reference))
     # rouge-score takes the reference ("target") first.
     return float(scorer.score(reference, candidate)["rougeL"].fmeasure)
 
@@ -110,7 +127,7 @@ def bleu_tokenizer(texts: Iterable[str | None]) -> str:
 
 def bleu_signature(tokenize: str) -> str:
     """sacrebleu's signature of our corpus BLEU with `tokenize` (quote it beside published scores)."""
-    bleu = BLEU(tokenize=tokenize)
+    bleu = _bleu(tokenize=tokenize)
     # sacrebleu learns the number of references (part of the signature) only by scoring.
     bleu.corpus_score(["x"], [["x"]])
     return str(bleu.get_signature())
@@ -123,7 +140,7 @@ def bleu4(candidate: str | None, reference: str, tokenize: str | None = None) ->
     score items the way the corpus is scored.
     """
     tokenize = tokenize or bleu_tokenizer([candidate, reference])
-    bleu = BLEU(tokenize=tokenize, effective_order=True)
+    bleu = _bleu(tokenize=tokenize, effective_order=True)
     return bleu.sentence_score(_segment(candidate), [_segment(reference)]).score / 100
 
 
@@ -135,7 +152,7 @@ def corpus_bleu4(
     if not references:
         return math.nan
     tokenize = tokenize or bleu_tokenizer([*candidates, *references])
-    bleu = BLEU(tokenize=tokenize)
+    bleu = _bleu(tokenize=tokenize)
     score = bleu.corpus_score(
         [_segment(c) for c in candidates], [[_segment(r) for r in references]]
     )
@@ -153,7 +170,7 @@ def bleu_statistics(
     """
     _check_lengths(candidates, references)
     tokenize = tokenize or bleu_tokenizer([*candidates, *references])
-    bleu = BLEU(tokenize=tokenize)
+    bleu = _bleu(tokenize=tokenize)
     rows = np.zeros((len(references), BLEU_STATISTICS_WIDTH), dtype=np.int64)
     for row, (candidate, reference) in enumerate(zip(candidates, references, strict=True)):
         score = bleu.corpus_score([_segment(candidate)], [[_segment(reference)]])
@@ -166,9 +183,9 @@ def bleu_from_statistics(rows: np.ndarray) -> float:
     if len(rows) == 0:
         return math.nan
     total = np.asarray(rows, dtype=np.int64).sum(axis=0).tolist()
-    score = BLEU.compute_bleu(
-        correct=total[2 : 2 + MAX_NGRAM_ORDER],
-        total=total[2 + MAX_NGRAM_ORDER :],
+    score = _bleu_class().compute_bleu(
+        correct=total[2 : 2 + BLEU_MAX_ORDER],
+        total=total[2 + BLEU_MAX_ORDER :],
         sys_len=total[0],
         ref_len=total[1],
         smooth_method="exp",
