@@ -7,7 +7,7 @@ API:
   how it was read (`source`, `scale`) and what was mended (`swapped`, `clipped`).
 
 What is understood, tried in this order (the first box found wins; several boxes -> the first):
-1. JSON anywhere in the text (code fences or not): a list of four numbers `[x0, y0, x1, y1]`;
+1. JSON anywhere in the text (code fences or not; from the first 100 opening brackets): a list of four numbers `[x0, y0, x1, y1]`;
    an object with corner keys (`x0/y0/x1/y1`, `x1/y1/x2/y2`, `xmin/ymin/xmax/ymax`,
    `x_min/..`, `left/top/right/bottom`) or with a size (`x/y/w/h`, `x/y/width/height`, the
    top-left corner and the size); an object holding such a value under `bbox`, `bbox_2d`
@@ -18,7 +18,8 @@ What is understood, tried in this order (the first box found wins; several boxes
 3. Four numbers in brackets or parentheses: `[12, 30, 80, 95]`, `(12,30,80,95)`, `[12 30 80 95]`.
 4. Corner keys in prose: `x0=12, y0=30, x1=80, y1=95`, `xmin: 12 ...`.
 5. Four comma-separated numbers alone: `12, 30, 80, 95`.
-Reasoning inside `<think>...</think>` is skipped. Anything else (refusals, "none", three or five
+Reasoning inside `<think>...</think>` is skipped, and only the first 50,000 characters of the
+rest are read. Anything else (refusals, "none", three or five
 numbers, NaN/infinite values) gives None.
 
 Scale: `"pixels"`, `"unit"` (0-1 of the width/height) or `"per_mille"` (0-1000, as Qwen2-VL
@@ -33,15 +34,20 @@ the image) is still returned: the model did answer with a box, and it overlaps n
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SCALES", "ParsedBox", "parse_box"]
+__all__ = ["MAX_REPLY_CHARS", "SCALES", "ParsedBox", "parse_box"]
 
 SCALES = ("auto", "pixels", "unit", "per_mille")
+# Replies are a few hundred characters; a runaway one is read this far (reasoning removed).
+MAX_REPLY_CHARS = 50_000
+# JSON is tried from at most this many opening brackets (each try may read to the end).
+_MAX_JSON_STARTS = 100
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -51,11 +57,9 @@ _POINTS_RE = re.compile(
     rf"\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)[^()\[\]{{}}\d]{{0,40}}?"
     rf"\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)"
 )
-_SEPARATOR = r"\s*(?:px)?\s*[,;\s]\s*"
-_BRACKETED_RE = re.compile(
-    rf"[\[(]\s*({_NUMBER}){_SEPARATOR}({_NUMBER}){_SEPARATOR}({_NUMBER}){_SEPARATOR}"
-    rf"({_NUMBER})\s*(?:px)?\s*[\])]"
-)
+# The inside of one bracket pair (no nesting), then checked to be four numbers.
+_BRACKET_GROUP_RE = re.compile(r"[\[(]([^\[\]()]{1,200})[\])]")
+_NUMBER_FULL_RE = re.compile(_NUMBER)
 # A maximal run of comma-separated numbers; only a run of exactly four is a box.
 _NUMBER_RUN_RE = re.compile(rf"(?<![\w.]){_NUMBER}(?:\s*,\s*{_NUMBER})+(?![\w.])")
 _KEY_VALUE_RE = re.compile(
@@ -94,7 +98,7 @@ def parse_box(
         raise ValueError(f"image size must be positive, got {width} x {height}")
     if not text:
         return None
-    found = _find_numbers(_THINK_RE.sub(" ", text))
+    found = _find_numbers(_THINK_RE.sub(" ", text)[:MAX_REPLY_CHARS])
     if found is None:
         return None
     numbers, source = found
@@ -112,10 +116,13 @@ def _find_numbers(text: str) -> tuple[list[float], str] | None:
         points = _POINTS_RE.search(qwen.group(1))
         if points:
             return _floats(points.groups()), "qwen"
-    for pattern, source in ((_POINTS_RE, "points"), (_BRACKETED_RE, "brackets")):
-        match = pattern.search(text)
-        if match and _finite(_floats(match.groups())):
-            return _floats(match.groups()), source
+    points = _POINTS_RE.search(text)
+    if points and _finite(_floats(points.groups())):
+        return _floats(points.groups()), "points"
+    for group in _BRACKET_GROUP_RE.finditer(text):
+        numbers = _four_numbers(group.group(1))
+        if numbers is not None:
+            return numbers, "brackets"
     first_values: dict[str, str] = {}
     for key, number in _KEY_VALUE_RE.findall(text):
         first_values.setdefault(_key(key), number)  # several boxes in prose: the first one
@@ -129,6 +136,15 @@ def _find_numbers(text: str) -> tuple[list[float], str] | None:
     return None
 
 
+def _four_numbers(inside: str) -> list[float] | None:
+    """`12, 30, 80, 95` or `12px 30px 80px 95px` as four numbers; None for anything else."""
+    parts = [part for part in re.split(r"[,;\s]+", inside.replace("px", " ")) if part]
+    if len(parts) != 4 or not all(_NUMBER_FULL_RE.fullmatch(part) for part in parts):
+        return None
+    numbers = _floats(parts)
+    return numbers if _finite(numbers) else None
+
+
 def _floats(values: Any) -> list[float]:
     return [float(value) for value in values]
 
@@ -139,12 +155,11 @@ def _finite(numbers: list[float]) -> bool:
 
 def _first_json_box(text: str) -> list[float] | None:
     decoder = json.JSONDecoder()
-    for start, char in enumerate(text):
-        if char not in "[{":
-            continue
+    starts = (position for position, char in enumerate(text) if char in "[{")
+    for start in itertools.islice(starts, _MAX_JSON_STARTS):
         try:
             value, _ = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # deeply nested brackets must not crash a run
             continue
         box = _box_from_json(value, depth=0)
         if box is not None:

@@ -158,3 +158,25 @@ def test_it_rejects_a_bad_scale_or_image_size() -> None:
         parse_box("[1, 2, 3, 4]", width=10, height=10, scale="percent")
     with pytest.raises(ValueError, match="size"):
         parse_box("[1, 2, 3, 4]", width=0, height=10)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "[" * 5000,
+        "[1," * 3000,
+        '{"a":' * 3000,
+        "(1, 2" * 20000,
+        "{" * 100_000,
+        "(1" + " " * 3000 + "x",
+        "x0 = 1 " * 10000,
+        "1," * 30000,
+    ],
+)
+def test_runaway_replies_neither_crash_nor_find_a_box(reply: str) -> None:
+    assert parse_box(reply, **SIZE) is None
+
+
+def test_a_box_after_a_runaway_reply_is_not_looked_for() -> None:
+    assert box_of("x" * 60_000 + "[1, 2, 3, 4]") is None
+    assert box_of("x" * 40_000 + "[1, 2, 3, 4]") == (1, 2, 3, 4)
