@@ -152,18 +152,17 @@ def run_create(
 def run_cancel(*, run: Run) -> bool:
     """Cancel a queued or running run; False when it had already ended (nothing changes).
 
-    Its chunks are cancelled with it. A chunk being answered stops at its next look at the run,
-    stores the answers in flight and scores the run; without one the run is scored here. A
+    Its chunks are cancelled with it and it is scored on what it has. A chunk being answered
+    stops at its next look at the run, stores the answers in flight and scores the run again. A
     human baseline ended early keeps its clinician's answers, scored as a partial run."""
     changed = Run.objects.filter(pk=run.pk, status__in=ACTIVE).update(
         status=RunStatus.CANCELLED, finished_at=timezone.now()
     )
     if changed:
-        chunks = RunChunk.objects.filter(run_id=run.pk, status__in=ACTIVE)
-        answering = chunks.filter(status=RunStatus.RUNNING).exists()
-        chunks.update(status=RunStatus.CANCELLED, finished_at=timezone.now())
-        if not answering:
-            run_finish(run_id=run.pk)
+        RunChunk.objects.filter(run_id=run.pk, status__in=ACTIVE).update(
+            status=RunStatus.CANCELLED, finished_at=timezone.now()
+        )
+        run_finish(run_id=run.pk)
     run.refresh_from_db()
     return bool(changed)
 
