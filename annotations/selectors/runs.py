@@ -171,15 +171,9 @@ def run_vlmeval_table(run: Run) -> VlmevalTable | None:
     """The run's VLMEvalKit table from its summary (no query): `report_acc`'s rows by split, or
     MedQ-DEG's score dict as one row."""
     vlmeval = (run.summary or {}).get("vlmeval") or {}
-    if vlmeval.get("table"):
-        header = list(vlmeval["table"][0])
-        return VlmevalTable(
-            vlmeval["commit"], header, [[row.get(c) for c in header] for row in vlmeval["table"]]
-        )
-    if vlmeval.get("medqdeg"):
-        scores = vlmeval["medqdeg"]
-        return VlmevalTable(vlmeval["commit"], list(scores), [list(scores.values())])
-    return None
+    if not vlmeval.get("rows"):
+        return None
+    return VlmevalTable(vlmeval["commit"], vlmeval["header"], vlmeval["rows"])
 
 
 def run_field_values(run: Run) -> dict[str, list[str]]:

@@ -229,6 +229,13 @@ class OpenAIRunTests(TestCase):
         self.assertEqual(run.summary["overall"]["hits"], 1)
         self.assertEqual(list(run.summary["by"]["degradation_type"]), ["low_dose"])
         self.assertEqual(list(run.summary["by"]["modality"]), ["CT"])
+        # MedQ-DEG-Bench's own score dict, in its key order.
+        vlmeval = run.summary["vlmeval"]
+        self.assertEqual(
+            vlmeval["header"],
+            ["Overall", "Total", "Modality_CT", "DegType_low_dose", "Severity_mild"],
+        )
+        self.assertEqual(vlmeval["rows"], [[0.25, 4, 0.25, 0.25, 0.25]])
 
     def test_the_api_key_comes_from_the_named_environment_variable(self):
         with FakeOpenAIServer(answer_letter("A")) as server:

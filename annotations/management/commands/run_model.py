@@ -107,7 +107,7 @@ class Command(BaseCommand):
             "vlmeval_commit": run.vlmeval_commit,
             "overall": summary.get("overall", {}).get("accuracy"),
             "by": _accuracies(summary),
-            "vlmeval": summary.get("vlmeval", {}),
+            "vlmeval": _vlmeval_rows(summary.get("vlmeval", {})),
             "predictions": [_prediction_row(p, run) for p in run_predictions(run=run)],
         }
         if run.lenient:
@@ -116,6 +116,13 @@ class Command(BaseCommand):
                 "by": _accuracies(summary.get("lenient", {})),
             }
         path.write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8")
+
+
+def _vlmeval_rows(vlmeval: dict) -> dict:
+    """VLMEvalKit's table as rows keyed by its column names, in its column order."""
+    header = vlmeval.get("header", [])
+    rows = [dict(zip(header, row, strict=True)) for row in vlmeval.get("rows", [])]
+    return {"commit": vlmeval.get("commit"), "table": rows}
 
 
 def _accuracies(scores: dict) -> dict:

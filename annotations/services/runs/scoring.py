@@ -164,27 +164,27 @@ def _scores(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _vlmeval_table(run: Run, records: list[dict[str, Any]]) -> dict[str, Any]:
-    """VLMEvalKit's table over the run's answers: the columns its release file would carry."""
+    """VLMEvalKit's table over the run's answers (the columns its release file would carry), as
+    a header and rows: PostgreSQL's JSON does not keep the order of an object's keys."""
     if run.benchmark.family == Family.MEDQDEG:
-        return {"medqdeg": _finite(medqdeg_score_table(records))}
-    as_released = [
-        {
-            "split": r["split"],
-            "l2-category": r["l2_category"],
-            "category": r["category"],
-            "hit": r["hit"],
-        }
-        for r in records
-    ]
-    return {"table": [_finite(row) for row in vlmeval_acc_table(as_released)]}
+        table = [medqdeg_score_table(records)]
+    else:
+        table = vlmeval_acc_table(
+            {
+                "split": r["split"],
+                "l2-category": r["l2_category"],
+                "category": r["category"],
+                "hit": r["hit"],
+            }
+            for r in records
+        )
+    header = list(table[0]) if table else []
+    return {"header": header, "rows": [[_finite(row[name]) for name in header] for row in table]}
 
 
-def _finite(row: Mapping[str, Any]) -> dict[str, Any]:
+def _finite(value: Any) -> Any:
     # JSON has no NaN (PostgreSQL refuses it): a cell without items is stored as null.
-    return {
-        key: None if isinstance(value, float) and math.isnan(value) else value
-        for key, value in row.items()
-    }
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _score_json(score: Score) -> dict[str, Any]:
