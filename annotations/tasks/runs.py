@@ -13,10 +13,10 @@ from annotations.services.recovery import Kind, register
 
 @shared_task(name="annotations.run_chunk_execute", acks_late=True, reject_on_worker_lost=True)
 def run_chunk_execute(chunk_id: int) -> None:
-    """Answer chunk `chunk_id`'s missing items. Idempotent: the claim is a conditional UPDATE
-    (queued → running) with a lease, so a duplicate message or a chunk taken by another worker
-    does nothing; items already predicted are skipped."""
-    run_services.chunk_execute(chunk_id=chunk_id)
+    """Answer chunk `chunk_id`'s missing items, then the run's next waiting chunks for a while.
+    Idempotent: each claim is a conditional UPDATE (queued → running) with a lease, so a chunk
+    taken by another worker is left to it; items already predicted are skipped."""
+    run_services.chunk_task(chunk_id=chunk_id)
 
 
 @shared_task(name="annotations.run_execute", acks_late=True, reject_on_worker_lost=True)

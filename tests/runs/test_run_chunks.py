@@ -119,6 +119,31 @@ class ChunkExecuteTests(TestCase):
         self.assertEqual((first.completed, first.failed, first.attempts), (8, 0, 1))
         self.assertIsNotNone(first.heartbeat_at)
 
+    def test_a_chunk_task_goes_on_with_the_waiting_chunks_of_its_run_for_a_while(self):
+        run = run_services.run_create(
+            benchmark=self.benchmark,
+            endpoint=run_services.endpoint_ensure_baseline(baseline="first"),
+            concurrency=1,
+            enqueue=False,
+        )
+        RunChunk.objects.filter(run=run).delete()  # a baseline's 500: cut it in three here
+        for number, first in enumerate((1, 5, 9)):
+            RunChunk.objects.create(
+                run=run, number=number, first_index=first, last_index=first + 3, size=4
+            )
+        first, second, third = chunks_of(run)
+        # No time left after its own chunk: the task answers that one only.
+        run_services.chunk_task(chunk_id=second.pk, seconds=0)
+        self.assertEqual(
+            [c.status for c in chunks_of(run)], [RunStatus.QUEUED, RunStatus.DONE, RunStatus.QUEUED]
+        )
+        # Its chunk already taken, a task answers the run's other waiting chunks.
+        run_services.chunk_task(chunk_id=second.pk)
+        self.assertEqual({c.status for c in chunks_of(run)}, {RunStatus.DONE})
+        self.assertEqual({c.attempts for c in chunks_of(run)}, {1})
+        run.refresh_from_db()
+        self.assertEqual((run.status, run.completed), (RunStatus.DONE, 12))
+
     def test_a_chunk_of_a_cancelled_run_is_not_answered(self):
         run = run_services.run_create(
             benchmark=self.benchmark,
@@ -220,6 +245,7 @@ class ChunkRecoveryTests(TestCase):
         )
         Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
         Prediction.objects.create(run=run, item=self.items[0], raw_text="B", extracted="B")
+        RunChunk.objects.filter(pk=chunk.pk).update(completed=1)  # counted with the answer
         long_ago = timezone.now() - timedelta(minutes=10)
         RunChunk.objects.filter(pk=chunk.pk).update(heartbeat_at=long_ago)
         Run.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
@@ -327,3 +353,51 @@ class ChunkStripTests(TestCase):
         self.assertContains(response, 'title="Chunk 4: Running · 0 of 4 answered"')
         self.assertContains(response, "1 chunk taken over after its worker died")
         self.assertContains(response, "10 chunks, shared by the workers:")
+
+
+class ClaimAheadTests(TestCase):
+    """A worker claims its next chunk while the last round of the current one is in flight."""
+
+    @classmethod
+    def setUpTestData(cls):
+        cls.benchmark, cls.items = make_run_benchmark(12)
+
+    def test_the_next_chunk_is_claimed_before_the_current_one_ends(self):
+        with FakeOpenAIServer(answer_letter("A"), latency=0.05) as server:
+            run = run_services.run_create(
+                benchmark=self.benchmark,
+                endpoint=make_endpoint(server.base_url),
+                concurrency=1,
+                enqueue=False,
+            )
+            run = run_services.run_execute(run_id=run.pk, poll_seconds=0.05)
+        first, second, third = chunks_of(run)
+        # Chunks of four items, one request in flight: each next chunk was claimed (and its
+        # items read) while the last request of the one before was on its way.
+        self.assertLess(second.started_at, first.finished_at)
+        self.assertLess(third.started_at, second.finished_at)
+        self.assertEqual(run.status, RunStatus.DONE)
+        self.assertEqual({c.attempts for c in chunks_of(run)}, {1})
+
+    def test_a_chunk_claimed_ahead_of_a_cancelled_run_is_not_put_back(self):
+        with FakeOpenAIServer(answer_letter("A")) as server:
+            run = run_services.run_create(
+                benchmark=self.benchmark,
+                endpoint=make_endpoint(server.base_url),
+                concurrency=1,
+                enqueue=False,
+            )
+
+            def cancel_after_the_first_chunk(stored: int) -> None:
+                if Prediction.objects.filter(run=run).count() >= 4:
+                    run_services.run_cancel(run=run)
+
+            run_services.run_execute(
+                run_id=run.pk, poll_seconds=0.01, progress=cancel_after_the_first_chunk
+            )
+        run.refresh_from_db()
+        self.assertEqual(run.status, RunStatus.CANCELLED)
+        # The second chunk had been claimed ahead: cancelled with the run, not put back.
+        self.assertEqual({c.status for c in chunks_of(run)}, {RunStatus.CANCELLED})
+        self.assertEqual([c.attempts for c in chunks_of(run)], [1, 1, 0])
+        self.assertEqual(run.predictions.count(), 4)

@@ -26,6 +26,7 @@ from annotations.services.runs.create import (
 )
 from annotations.services.runs.execute import (
     chunk_execute,
+    chunk_task,
     run_execute,
     run_fail,
     run_finish,
@@ -47,6 +48,7 @@ __all__ = [
     "SUMMARY_FIELDS",
     "chunk_execute",
     "chunk_size",
+    "chunk_task",
     "endpoint_ensure_baseline",
     "endpoint_ensure_openai",
     "judge_for",

@@ -22,6 +22,9 @@ MIN_ROUNDS = 4
 MAX_ROUNDS = 16
 MIN_CHUNKS = 16
 BASELINE_CHUNK = 500  # baselines answer at once: a chunk only bounds one task's memory
+# A chunk's task goes on with the run's next waiting chunks for this long: no wait for the broker
+# between chunks (a tenth of a second or more each), and other runs get their turn after it.
+CHUNK_TASK_SECONDS = 60
 
 
 def chunk_size(*, total: int, concurrency: int, kind: str) -> int:

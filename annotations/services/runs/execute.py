@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -44,7 +45,7 @@ from annotations.models import Image, Item, Prediction, Run, RunChunk, RunStatus
 from annotations.selectors.runs import chunk_pending_items, run_has_active_chunks
 from annotations.services.images import image_bytes
 from annotations.services.recovery import Lease, LeaseLost, heartbeat, lease_claim, lease_update
-from annotations.services.runs.chunks import chunks_send, run_chunks_plan
+from annotations.services.runs.chunks import CHUNK_TASK_SECONDS, chunks_send, run_chunks_plan
 from annotations.services.runs.providers import Provider, judge_for, provider_for
 from annotations.services.runs.scoring import UNANSWERED, Scored, reply_score, run_summarize
 from annotations.services.triage import triage_schedule
@@ -78,19 +79,95 @@ def run_execute(
     except Exception as error:
         run_fail(run_id=run_id, error=str(error) or error.__class__.__name__)
         raise
-    waiting = RunChunk.objects.filter(run_id=run_id, status=RunStatus.QUEUED).order_by("number")
-    with _pool(run) as pool:  # one pool for every chunk: its threads keep their connections
-        for chunk_id in list(waiting.values_list("pk", flat=True)):
-            status = chunk_execute(
-                chunk_id=chunk_id,
-                provider=provider,
-                progress=progress,
-                poll_seconds=poll_seconds,
-                pool=pool,
-            )
-            if status == RunStatus.CANCELLED:
-                break
+    _answer_waiting_chunks(
+        run, provider=provider, progress=progress, poll_seconds=poll_seconds, until=None
+    )
     return run_settle(run_id=run_id) or Run.objects.get(pk=run_id)
+
+
+def chunk_task(*, chunk_id: int, seconds: float = CHUNK_TASK_SECONDS) -> None:
+    """A chunk's Celery task: answer the chunk, then the run's next waiting chunks for up to
+    `seconds`, so that a worker goes from chunk to chunk without waiting for the broker (their
+    own tasks then find them taken). A task whose chunk another worker took helps with the rest."""
+    run = Run.objects.select_related("benchmark", "endpoint", "judge").filter(chunks=chunk_id)
+    run = run.first()
+    if run is None or run.status not in ACTIVE:
+        return
+    _answer_waiting_chunks(
+        run, first=chunk_id, provider=None, progress=None, poll_seconds=0.5,
+        until=time.monotonic() + seconds,
+    )  # fmt: skip
+
+
+def _answer_waiting_chunks(
+    run: Run,
+    *,
+    provider: Provider | None,
+    progress: ProgressCallback | None,
+    poll_seconds: float,
+    until: float | None,
+    first: int | None = None,
+) -> None:
+    """Answer waiting chunks of the run one after the other (`first` first), until none is left,
+    the run has ended, or the clock passed `until`. One thread pool for all (its threads keep
+    their connections), and the next chunk is claimed and read while the last round of the
+    current one is in flight, so the endpoint waits as little as possible between chunks."""
+    claimed = (_chunk_claim(first) if first is not None else None) or _claim_next(run.pk)
+    with _pool(run) as pool:
+        while claimed is not None:
+            ahead: list[_Claimed] = []
+            try:
+                status = _chunk_answer(
+                    claimed,
+                    provider=provider,
+                    progress=progress,
+                    poll_seconds=poll_seconds,
+                    pool=pool,
+                    on_last_round=partial(_claim_ahead, run.pk, until, ahead),
+                )
+            except BaseException:
+                _release(ahead)
+                raise
+            if status == RunStatus.CANCELLED:
+                _release(ahead)
+                return
+            claimed = ahead[0] if ahead else None
+
+
+def _claim_ahead(run_id: int, until: float | None, ahead: list[_Claimed]) -> None:
+    if until is None or time.monotonic() < until:
+        ahead.extend(filter(None, [_claim_next(run_id)]))
+
+
+def _claim_next(run_id: int) -> _Claimed | None:
+    """Claim the run's first waiting chunk (one another worker takes meanwhile is skipped)."""
+    while (chunk_id := _next_waiting(run_id)) is not None:
+        if (claimed := _chunk_claim(chunk_id)) is not None:
+            return claimed
+    return None
+
+
+def _next_waiting(run_id: int) -> int | None:
+    waiting = RunChunk.objects.filter(run_id=run_id, status=RunStatus.QUEUED).order_by("number")
+    return waiting.values_list("pk", flat=True).first()
+
+
+def _release(claimed: list[_Claimed]) -> None:
+    """Chunks claimed ahead but not answered go back to the queue, their tasks sent again (their
+    first message may have found them taken)."""
+    for each in claimed:
+        # Conditional on the lease, and on the chunk not cancelled with its run meanwhile.
+        still_ours = RunChunk.objects.filter(
+            pk=each.lease.pk, attempts=each.lease.attempt, status=RunStatus.RUNNING
+        )
+        if still_ours.update(status=RunStatus.QUEUED):
+            transaction.on_commit(lambda pk=each.chunk.pk: _send_chunk(pk))
+
+
+def _send_chunk(chunk_id: int) -> None:
+    from annotations.tasks.runs import run_chunk_execute  # import cycle
+
+    run_chunk_execute.delay(chunk_id)
 
 
 def run_resume(*, run_id: int) -> None:
@@ -114,6 +191,24 @@ def chunk_execute(
 ) -> str | None:
     """Answer the chunk's items that have no prediction yet; its final status, or None when it
     was not waiting (another worker has it, or it ended) or was taken over meanwhile."""
+    claimed = _chunk_claim(chunk_id)
+    if claimed is None:
+        return None
+    return _chunk_answer(
+        claimed, provider=provider, progress=progress, poll_seconds=poll_seconds, pool=pool
+    )
+
+
+@dataclass
+class _Claimed:
+    """A chunk this worker holds the lease of, with its items still to answer."""
+
+    chunk: RunChunk
+    lease: Lease
+    items: list[Item]
+
+
+def _chunk_claim(chunk_id: int) -> _Claimed | None:
     lease = lease_claim(
         RunChunk.objects.filter(status=RunStatus.QUEUED),
         chunk_id,
@@ -125,6 +220,19 @@ def chunk_execute(
     chunk = RunChunk.objects.select_related("run__benchmark", "run__endpoint", "run__judge").get(
         pk=chunk_id
     )
+    return _Claimed(chunk, lease, chunk_pending_items(chunk=chunk, run=chunk.run))
+
+
+def _chunk_answer(
+    claimed: _Claimed,
+    *,
+    provider: Provider | None,
+    progress: ProgressCallback | None,
+    poll_seconds: float,
+    pool: ThreadPoolExecutor | None,
+    on_last_round: Callable[[], None] | None = None,
+) -> str | None:
+    chunk, lease = claimed.chunk, claimed.lease
     run = chunk.run
     try:
         if not _run_start(run.pk):  # it ended while this chunk waited
@@ -132,7 +240,16 @@ def chunk_execute(
             lease_update(lease, status=status, finished_at=timezone.now())
         else:
             with heartbeat(lease), _pool(run, pool) as chunk_pool:
-                status = _answer_chunk(chunk, lease, provider, progress, poll_seconds, chunk_pool)
+                executor = _ChunkExecutor(
+                    run=run,
+                    lease=lease,
+                    provider=provider or provider_for(run),
+                    judge=judge_for(run),
+                    progress=progress,
+                    poll_seconds=poll_seconds,
+                )
+                executor.answer(claimed.items, chunk_pool, on_last_round=on_last_round)
+                status = _chunk_end(lease, executor.cancelled)
     except LeaseLost:
         log.warning("run %s: chunk %s was taken over by another worker", run.pk, chunk.number)
         return None
@@ -147,6 +264,15 @@ def chunk_execute(
     return status
 
 
+def _chunk_end(lease: Lease, cancelled: bool) -> str:
+    """Its counters were kept with every batch stored; only its status is left to write."""
+    lease.check()
+    status = RunStatus.CANCELLED if cancelled else RunStatus.DONE
+    if not lease_update(lease, status=status, finished_at=timezone.now()):
+        raise LeaseLost(f"chunk {lease.pk}")
+    return status
+
+
 def _run_start(run_id: int) -> bool:
     """The run is running from its first chunk on; False when it has ended meanwhile."""
     now = timezone.now()
@@ -155,35 +281,6 @@ def _run_start(run_id: int) -> bool:
             status=RunStatus.RUNNING, started_at=Coalesce(F("started_at"), now), heartbeat_at=now
         )
     )
-
-
-def _answer_chunk(
-    chunk: RunChunk,
-    lease: Lease,
-    provider: Provider | None,
-    progress: ProgressCallback | None,
-    poll_seconds: float,
-    pool: ThreadPoolExecutor,
-) -> str:
-    run = chunk.run
-    items = chunk_pending_items(chunk=chunk, run=run)
-    executor = _ChunkExecutor(
-        run=run,
-        lease=lease,
-        provider=provider or provider_for(run),
-        judge=judge_for(run),
-        progress=progress,
-        poll_seconds=poll_seconds,
-    )
-    executor.answer(items, pool)
-    lease.check()
-    counts = Prediction.objects.filter(
-        run_id=run.pk, item__source_index__range=(chunk.first_index, chunk.last_index)
-    ).aggregate(completed=Count("pk"), failed=Count("pk", filter=~Q(error="")))
-    status = RunStatus.CANCELLED if executor.cancelled else RunStatus.DONE
-    if not lease_update(lease, status=status, finished_at=timezone.now(), **counts):
-        raise LeaseLost(f"chunk {chunk.pk}")
-    return status
 
 
 @contextmanager
@@ -317,7 +414,15 @@ class _ChunkExecutor:
         self.cancelled = False
         self._last_look = time.monotonic()
 
-    def answer(self, items: list[Item], pool: ThreadPoolExecutor) -> None:
+    def answer(
+        self,
+        items: list[Item],
+        pool: ThreadPoolExecutor,
+        *,
+        on_last_round: Callable[[], None] | None = None,
+    ) -> None:
+        """Answer `items`; `on_last_round()` is called once every item has been handed to the
+        pool (while the last answers are still on their way)."""
         todo = iter(items)
         pending: dict[Future[_Answer], Item] = {}
         try:
@@ -325,6 +430,9 @@ class _ChunkExecutor:
                 while not self.stopped and len(pending) < 2 * self.limit:
                     item = next(todo, None)
                     if item is None:
+                        if on_last_round is not None:
+                            on_last_round()
+                            on_last_round = None
                         break
                     request = self._request(item)
                     pending[pool.submit(_answer, self.provider, self.judge, request)] = item
