@@ -3,9 +3,8 @@ file-system broker; a new worker, with the reaper's clock, finishes the run.
 
 What is guaranteed and asserted: every item ends with exactly one Prediction; no item whose
 prediction was stored before the kill is asked again; the only requests sent twice are those in
-flight at the moment of the kill (at most `concurrency` of them: one chunk was being answered,
-and the next one may have been claimed, not asked),
-and their answers are stored once. A request cannot be "un-sent", so at-most-once requests are
+flight at the moment of the kill (at most `concurrency` of them: one chunk was being answered;
+the next one may have been claimed, not yet asked), and their answers are stored once. A request cannot be "un-sent", so at-most-once requests are
 impossible with a worker that may die at any instant; exactly-once *storage* is what the
 database's unique constraint gives.
 
@@ -52,8 +51,8 @@ def _stored(run: Run) -> int:
 
 
 def _half_answered_chunk(run: Run) -> bool:
-    running = RunChunk.objects.filter(run=run, status=RunStatus.RUNNING).first()
-    return running is not None and 0 < running.completed <= running.size - 2 * CONCURRENCY
+    running = RunChunk.objects.filter(run=run, status=RunStatus.RUNNING)
+    return any(0 < chunk.completed <= chunk.size - 2 * CONCURRENCY for chunk in running)
 
 
 def test_a_killed_worker_resumes_the_run_without_repeating_or_losing_a_prediction(
