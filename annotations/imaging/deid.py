@@ -54,6 +54,8 @@ _CATEGORIES = {
     "X_Z_D_TAGS": "X/Z/D",
     "X_Z_U_STAR_TAGS": "X/Z/U*",
 }
+
+
 @cache
 def profile_actions() -> tuple[dict[int, str], tuple[tuple[int, int, int, int, str], ...]]:
     """The basic profile: tag -> action, and the masked entries (repeating groups)."""

@@ -190,9 +190,7 @@ def _stage_endoscopy(
             raise ImageError(
                 f"image file of {size:,} bytes is over the limit of {limits.max_cell_bytes:,}"
             )
-        prepared = prepare_image(
-            case.endoscopy.read_bytes(), max_pixels=limits.max_image_pixels
-        )
+        prepared = prepare_image(case.endoscopy.read_bytes(), max_pixels=limits.max_image_pixels)
     except (ImageError, OSError) as error:
         problems.append(RowProblem(case.row, "endoscopy", str(error)))
         return None
@@ -252,9 +250,7 @@ def _write_rows(
     return benchmark
 
 
-def _create_case(
-    benchmark: Benchmark, entry: _LoadedCase, user, image_ids: dict[str, int]
-) -> Case:
+def _create_case(benchmark: Benchmark, entry: _LoadedCase, user, image_ids: dict[str, int]) -> Case:
     data = entry.data
     case = Case.objects.create(
         benchmark=benchmark,
