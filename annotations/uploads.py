@@ -20,13 +20,13 @@ class LimitedUploadHandler(FileUploadHandler):
     """First in FILE_UPLOAD_HANDLERS: counts file bytes and halts past the limit."""
 
     def handle_raw_input(self, input_data, META, content_length, boundary, encoding=None):
-        self.content_length = content_length
+        self.request_length = content_length
         self.limit = settings.MAX_UPLOAD_BYTES
         return None
 
     def new_file(self, *args, **kwargs) -> None:
         super().new_file(*args, **kwargs)
-        if (self.content_length or 0) > self.limit + FORM_ROOM_BYTES:
+        if (self.request_length or 0) > self.limit + FORM_ROOM_BYTES:
             self._refuse()
 
     def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:

@@ -113,7 +113,10 @@ def _limits() -> dict[str, str]:
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=pk)
     template = "annotations/job.html#progress" if request.htmx else "annotations/job.html"
-    return render(request, template, {"job": job, "warnings": _warnings(job)})
+    # Looked up here: in a template, `result.items` of a dict without that key is dict.items.
+    item_count = (job.result or {}).get("items", 0) if isinstance(job.result, dict) else 0
+    context = {"job": job, "warnings": _warnings(job), "item_count": item_count}
+    return render(request, template, context)
 
 
 def _warnings(job: Job) -> dict:
