@@ -94,9 +94,7 @@ class ImageStaging:
         info = image.info
         row = Image(sha256=digest, format=info.format)
         name = row.file.field.upload_to(row, "")
-        # Staged under the same relative name it will have in MEDIA_ROOT.
-        staged = self.folder / name
-        staged.parent.mkdir(parents=True, exist_ok=True)
+        staged = self.folder / _staged_name(name)
         try:
             os.link(self.media / name, staged)  # the same content is stored: hold on to it
         except FileNotFoundError:
@@ -114,7 +112,7 @@ class ImageStaging:
         new = [digest for digest in self._staged if digest not in ids]
         for digest in new:
             staged = self._staged[digest]
-            _link_or_copy(self.folder / staged.name, self.media / staged.name)
+            _link_or_copy(self.folder / _staged_name(staged.name), self.media / staged.name)
         Image.objects.bulk_create(
             (_image_row(digest, self._staged[digest]) for digest in new),
             batch_size=_QUERY_CHUNK,
@@ -136,8 +134,8 @@ def staged_images_discard(folder: Path) -> int:
     if not folder.is_dir():
         return 0
     staged = {
-        path.name.split(".", 1)[0]: path.relative_to(folder)
-        for path in folder.rglob("*")
+        path.name.rsplit(_SEPARATOR, 1)[-1].split(".", 1)[0]: _media_name(path.name)
+        for path in folder.iterdir()
         if path.is_file()
     }
     media = Path(settings.MEDIA_ROOT)
@@ -152,6 +150,19 @@ def staged_images_discard(folder: Path) -> int:
                 removed += 1
     shutil.rmtree(folder, ignore_errors=True)
     return removed
+
+
+# Staged files lie flat in the import's folder (one folder, cheap to remove), named after the
+# place they will take in MEDIA_ROOT with "/" written as "~".
+_SEPARATOR = "~"
+
+
+def _staged_name(media_name: str) -> str:
+    return media_name.replace("/", _SEPARATOR)
+
+
+def _media_name(staged_name: str) -> str:
+    return staged_name.replace(_SEPARATOR, "/")
 
 
 def _lock_image_files() -> None:

@@ -69,7 +69,7 @@ def test_a_killed_import_is_finished_by_a_new_worker_without_orphans(
     first = celery_worker_process(env=broker.worker_env(recovery=True))
     benchmark_import_task.delay(job.pk)
     # Kill once the import is well under way: images staged, progress shown, nothing committed.
-    wait_for(lambda: len(list(staging.rglob("*.jpg"))) >= 100, timeout=120, interval=0.02)
+    wait_for(lambda: len(list(staging.glob("*.jpg"))) >= 100, timeout=120, interval=0.02)
     running = Job.objects.get(pk=job.pk)
     first.kill()
     assert running.status == JobStatus.RUNNING and running.result.get("stage") == "reading"
