@@ -44,13 +44,12 @@ def read_records(
     longer than `max_line_bytes` and a file that ends inside a quoted cell. The caller
     keeps ownership of `stream`.
     """
-    lines = _checked_lines(stream, max_line_bytes)
-    reader = csv.reader(lines, delimiter="\t", quotechar='"', strict=False)
+    records = _Records(_checked_lines(stream, max_line_bytes))
     row_number = 0
     header: list[str] = []
     while True:
         try:
-            cells = next(reader)
+            cells = records.next()
         except StopIteration:
             return
         except _TextProblem as exc:
@@ -69,6 +68,54 @@ def read_records(
             header = cells
         yield row_number, cells
         row_number += 1
+
+
+class _Records:
+    """Records from decoded lines: a line whose cells are plainly delimited is split at C speed
+    (most lines of a benchmark: base64 and short texts); any other goes to the csv module,
+    which reads on as far as its record goes (a quoted cell may hold newlines and quotes)."""
+
+    def __init__(self, lines: Iterator[str]) -> None:
+        self._lines = lines
+        self._pushed: list[str] = []
+        self._csv = csv.reader(self._feed(), delimiter="\t", quotechar='"', strict=False)
+
+    def _feed(self) -> Iterator[str]:
+        while True:
+            if self._pushed:
+                yield self._pushed.pop()
+            else:
+                line = next(self._lines, None)
+                if line is None:
+                    return
+                yield line
+
+    def next(self) -> list[str]:
+        line = next(self._lines)  # StopIteration ends the records
+        cells = _plain_cells(line)
+        if cells is not None:
+            return cells
+        self._pushed.append(line)
+        return next(self._csv)
+
+
+def _plain_cells(line: str) -> list[str] | None:
+    """The cells of `line` when splitting it is exactly what the csv module would do: no quote
+    at all, or every cell quoted with nothing inside that needs the csv module; else None."""
+    if line.endswith("\r\n"):
+        body = line[:-2]
+    elif line.endswith("\n"):
+        body = line[:-1]
+    else:
+        return None  # the sentinel's line and a last line without newline: the csv module
+    if "\r" in body or "\n" in body:
+        return None
+    if '"' not in body:
+        return body.split("\t") if body else []
+    if len(body) < 2 or body[0] != '"' or body[-1] != '"':
+        return None
+    cells = body[1:-1].split('"\t"')
+    return None if any('"' in cell for cell in cells) else cells
 
 
 def _checked_lines(stream: BinaryIO, max_line_bytes: int | None) -> Iterator[str]:
