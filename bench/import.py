@@ -88,10 +88,10 @@ def _write_tsv(path: Path, frames: list[bytes]) -> None:
             )
 
 
-def _limit(tsv: Path, out: Path) -> float:
-    """Base64 decode + sha256 + write of every image cell, reading the same file."""
+def _limit(tsv: Path, out: Path) -> tuple[float, float]:
+    """Base64 decode + sha256 + write of every image cell, reading the same file; (wall, CPU)."""
     out.mkdir()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with open(tsv, "rb") as source:
         source.readline()
         for line in source:
@@ -99,11 +99,11 @@ def _limit(tsv: Path, out: Path) -> float:
             name = hashlib.sha256(data).hexdigest()
             with open(out / name, "wb") as target:
                 target.write(data)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
-def _import(tsv: Path, folder: Path, template: Path, name: str) -> tuple[float, int, int]:
-    """The real command in a fresh database; (seconds, peak RSS in KiB, exit code)."""
+def _import(tsv: Path, folder: Path, template: Path, name: str) -> tuple[float, int, int, float]:
+    """The real command in a fresh database; (seconds, peak RSS in KiB, exit code, CPU s)."""
     folder.mkdir()
     shutil.copy(template, folder / "db.sqlite3")
     command = [sys.executable, "manage.py", "import_benchmark", str(tsv)]
@@ -116,7 +116,7 @@ def _import(tsv: Path, folder: Path, template: Path, name: str) -> tuple[float, 
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
     process.stderr.close()
-    return seconds, usage.ru_maxrss, process.returncode
+    return seconds, usage.ru_maxrss, process.returncode, usage.ru_utime + usage.ru_stime
 
 
 def _template(folder: Path) -> Path:
@@ -160,16 +160,20 @@ def main() -> None:
         limits, imports, peaks = [], [], []
         for number in range(args.rounds):
             subprocess.run(["sync"], check=False)
-            limits.append(_limit(tsv, work / f"limit-{number}"))
+            limit_wall, limit_cpu = _limit(tsv, work / f"limit-{number}")
+            limits.append(limit_wall)
             subprocess.run(["sync"], check=False)
-            seconds, peak, code = _import(tsv, work / f"round-{number}", template, f"b{number}")
+            seconds, peak, code, cpu = _import(
+                tsv, work / f"round-{number}", template, f"b{number}"
+            )
             if code:
                 raise SystemExit(f"the import failed (exit {code})")
             imports.append(seconds)
             peaks.append(peak)
             print(
-                f"  round {number + 1}: limit {limits[-1]:.2f} s, import {seconds:.2f} s "
-                f"({seconds / limits[-1]:.1f}x), peak RSS {peak / 1024:.0f} MiB; load {_load()}"
+                f"  round {number + 1}: limit {limit_wall:.2f} s (CPU {limit_cpu:.2f}), import "
+                f"{seconds:.2f} s (CPU {cpu:.2f}; {seconds / limit_wall:.1f}x), peak RSS "
+                f"{peak / 1024:.0f} MiB; load {_load()}"
             )
         limit, taken = median(limits), median(imports)
         print(
@@ -177,14 +181,14 @@ def main() -> None:
             f"(budget {RATIO_BUDGET:.0f}x); Label Studio {LABEL_STUDIO_SECONDS:.2f} s "
             f"({'within' if taken <= LABEL_STUDIO_SECONDS else 'over'})"
         )
-        _, small_peak, _ = _import(small, work / "small", template, "small")
+        _, small_peak, _, _ = _import(small, work / "small", template, "small")
         print(
             f"peak RSS: {median(peaks) / 1024:.0f} MiB for {args.frames} frames, "
             f"{small_peak / 1024:.0f} MiB for {max(1, args.frames // 10)}"
         )
         hostile = work / "hostile.tsv"
         _hostile(hostile, 200 * 1024**2)
-        seconds, peak, code = _import(hostile, work / "hostile", template, "hostile")
+        seconds, peak, code, _ = _import(hostile, work / "hostile", template, "hostile")
         print(
             f"a 200 MB image cell: refused (exit {code}) in {seconds:.2f} s, "
             f"peak RSS {peak / 1024:.0f} MiB"

@@ -177,3 +177,20 @@ def test_a_refused_import_keeps_its_problems_and_drops_its_upload(tmp_path, sett
     assert job.status == "failed" and "row 1, column 'image'" in job.result["problems"][0]
     assert not upload.parent.exists()
     assert not list(Path(settings.MEDIA_ROOT).rglob("*.jpg"))
+
+
+def test_a_running_import_shows_its_stage_items_and_percent(client):
+    job = Job.objects.create(
+        kind="import",
+        status="running",
+        total=200,
+        done=80,
+        result={"stage": "reading", "items": 123},
+    )
+    client.force_login(make_personas()["curator"])
+    page = client.get(reverse("job", args=[job.pk]), headers={"HX-Request": "true"})
+    assert "Reading: 123 rows checked · 40%" in page.content.decode()
+    Job.objects.filter(pk=job.pk).update(result={"stage": "saving", "items": 50}, recoveries=1)
+    page = client.get(reverse("job", args=[job.pk])).content.decode()
+    assert "Saving: 50 items stored" in page
+    assert "restarted once after its worker stopped" in page
