@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from annotations.imaging.metadata import MetadataError, strip_jpeg, strip_png
+from annotations.imaging.metadata import JPEG_SIGNATURE, MetadataError, strip_jpeg, strip_png
 
 # Formats whose decoders are plain pixel codecs. Pillow can also open formats that
 # shell out (EPS runs Ghostscript) or are rarely what a clinician uploads; an
@@ -22,6 +22,7 @@ ACCEPTED_FORMATS = ("JPEG", "PNG", "GIF", "BMP", "TIFF", "WEBP")
 # of a release expects; MPO is a JPEG whose first frame any JPEG decoder reads.
 _PASS_THROUGH_FORMATS = frozenset({"JPEG", "PNG", "MPO"})
 _PNG_MODES = frozenset({"1", "L", "LA", "I", "I;16", "P", "RGB", "RGBA"})
+_JPEG_MODES = {1: "L", 3: "RGB", 4: "CMYK"}
 
 
 class ImageError(ValueError):
@@ -70,13 +71,11 @@ def prepare_image(data: bytes, *, max_pixels: int | None = None) -> PreparedImag
     removed losslessly from JPEG and PNG (`annotations.imaging.metadata`); other formats,
     whose metadata we do not walk, are stored as PNG of the same pixels.
     """
+    if data.startswith(JPEG_SIGNATURE):
+        return _prepared_jpeg(data, _pixel_limit(max_pixels))
     image = _open_checked(data, _pixel_limit(max_pixels))
     try:
         source_format = image.format or ""
-        if source_format in ("JPEG", "MPO"):
-            stripped = _stripped(strip_jpeg, data)
-            info = ImageInfo("JPEG", image.width, image.height, image.mode)
-            return PreparedImage(stripped.data, info, stripped.removed)
         _load(image)
         info = ImageInfo(source_format, image.width, image.height, image.mode)
         if source_format == "PNG":
@@ -86,6 +85,23 @@ def prepare_image(data: bytes, *, max_pixels: int | None = None) -> PreparedImag
         return PreparedImage(_png_of(image), info, (f"stored as PNG (was {source_format})",))
     finally:
         image.close()
+
+
+def _prepared_jpeg(data: bytes, limit: int | None) -> PreparedImage:
+    # The segment walk reads what Pillow's header parse would (size, colour components) and
+    # checks the structure to the image end; nothing is decoded.
+    stripped = _stripped(strip_jpeg, data)
+    mode = _JPEG_MODES.get(stripped.components)
+    if mode is None:
+        raise ImageError(f"not an image: JPEG with {stripped.components} colour components")
+    pixels = stripped.width * stripped.height
+    if limit is not None and pixels > limit:
+        raise ImageError(
+            f"decompression bomb: {stripped.width}x{stripped.height} = {pixels} pixels "
+            f"exceeds the limit of {limit}"
+        )
+    info = ImageInfo("JPEG", stripped.width, stripped.height, mode)
+    return PreparedImage(stripped.data, info, stripped.removed)
 
 
 def encode_for_vlmeval(data: bytes) -> bytes:

@@ -73,12 +73,14 @@ class MetadataError(ValueError):
 
 @dataclass(frozen=True)
 class Stripped:
-    """A file without its metadata; `removed` names what was left out, in file order."""
+    """A file without its metadata; `removed` names what was left out, in file order.
+    `components` is the JPEG frame's number of colour components (0 for PNG)."""
 
     data: bytes
     removed: tuple[str, ...]
     width: int
     height: int
+    components: int = 0
 
 
 def strip_metadata(data: bytes) -> Stripped:
@@ -96,9 +98,8 @@ def strip_jpeg(data: bytes) -> Stripped:
         raise MetadataError("not a JPEG file")
     walk = _JpegWalk(data)
     walk.run()
-    if not walk.removed:
-        return Stripped(data, (), walk.width, walk.height)
-    return Stripped(b"".join(walk.kept), tuple(walk.removed), walk.width, walk.height)
+    kept = data if not walk.removed else b"".join(walk.kept)
+    return Stripped(kept, tuple(walk.removed), walk.width, walk.height, walk.components)
 
 
 class _JpegWalk:
@@ -106,7 +107,7 @@ class _JpegWalk:
         self.data = data
         self.kept: list[memoryview | bytes] = [JPEG_SIGNATURE]
         self.removed: list[str] = []
-        self.width = self.height = 0
+        self.width = self.height = self.components = 0
         self._view = memoryview(data)
 
     def run(self) -> None:
@@ -168,12 +169,12 @@ class _JpegWalk:
     def _frame(self, body: memoryview) -> None:
         if len(body) < 6:
             raise MetadataError("truncated JPEG frame header")
-        precision, height, width = struct.unpack_from(">BHH", body)
+        precision, height, width, components = struct.unpack_from(">BHHB", body)
         if precision != 8:
             raise MetadataError(f"{precision}-bit JPEG is not supported (browsers read 8-bit)")
         if not width or not height:
             raise MetadataError("JPEG frame without a width or height")
-        self.width, self.height = width, height
+        self.width, self.height, self.components = width, height, components
 
     def _scan_end(self, position: int) -> int:
         found = _NEXT_MARKER.search(self.data, position)

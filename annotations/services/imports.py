@@ -15,6 +15,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
 
 from django.conf import settings
@@ -295,12 +296,19 @@ def _row_problems(row) -> list[RowProblem]:
     if row.index not in _INDEX_RANGE:
         problems.append(RowProblem(row.row, "index", f"index {row.index} is out of range"))
     for column, value in row.extra.items():
-        target = COLUMN_FIELDS.get(column)
-        limit = Item._meta.get_field(target).max_length if target else None
+        limit = _column_limits().get(column)
         if limit and len(value) > limit:
             reason = f"{len(value)} characters, longer than the {limit} this column may hold"
             problems.append(RowProblem(row.row, column, reason))
     return problems
+
+
+@cache
+def _column_limits() -> dict[str, int]:
+    return {
+        column: Item._meta.get_field(field_name).max_length
+        for column, field_name in COLUMN_FIELDS.items()
+    }
 
 
 def _stage_row_images(row, folder: Path, reader, staging) -> tuple[str, ...] | None:

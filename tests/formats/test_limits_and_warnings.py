@@ -121,7 +121,8 @@ def test_formula_looking_cells_are_kept_verbatim_and_listed():
 
 
 def test_the_endobench_json_reader_strips_metadata_and_bounds_image_files(tmp_path):
-    (tmp_path / "a.jpg").write_bytes(jpeg_with_metadata())
+    small = jpeg_with_metadata()
+    (tmp_path / "a.jpg").write_bytes(small)
     (tmp_path / "b.jpg").write_bytes(jpeg_with_metadata(size=(400, 400)))
     items = [
         {"id": n, "question": "Q?", "options": ["x", "y"], "answer": "A", "image_path": name}
@@ -129,7 +130,7 @@ def test_the_endobench_json_reader_strips_metadata_and_bounds_image_files(tmp_pa
     ]
     (tmp_path / "endo.json").write_text(json.dumps(items))
     reader = EndoBenchJsonReader(
-        tmp_path / "endo.json", limits=ReadLimits(max_cell_bytes=len(jpeg_with_metadata()))
+        tmp_path / "endo.json", limits=ReadLimits(max_cell_bytes=len(small))
     )
 
     rows = list(reader)
