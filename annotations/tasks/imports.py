@@ -77,10 +77,14 @@ register(
 def _run(job: Job, lease: Lease) -> None:
     params = job.params
     upload = Path(params["path"])
-    work_dir = import_work_dir(f"job-{job.pk}")
-    removed = staged_images_discard(work_dir)  # what a dead attempt left
-    if removed:
-        log.warning("import job %s: removed %d files of a dead attempt", job.pk, removed)
+    # A folder per attempt: a replaced worker that was only slow undoes its own files, never
+    # its successor's.
+    work_dir = import_work_dir(f"job-{job.pk}-{lease.attempt}")
+    for earlier in work_dir.parent.glob(f"job-{job.pk}-*"):
+        attempt = earlier.name.rsplit("-", 1)[-1]
+        if attempt.isdigit() and int(attempt) < lease.attempt:
+            removed = staged_images_discard(earlier)  # what a dead attempt left
+            log.warning("import job %s: undid attempt %s (%d files)", job.pk, attempt, removed)
     if not upload.is_file():
         _fail(lease, "The uploaded file is gone; upload it again.", {})
         return

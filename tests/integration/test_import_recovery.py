@@ -64,7 +64,7 @@ def test_a_killed_import_is_finished_by_a_new_worker_without_orphans(
     job = job_create(
         kind="import", params={"path": str(upload), "family": "endobench", "name": "big"}
     )
-    staging = Path(settings.MEDIA_ROOT) / IMPORTS_FOLDER / f"job-{job.pk}"
+    staging = Path(settings.MEDIA_ROOT) / IMPORTS_FOLDER / f"job-{job.pk}-1"
 
     first = celery_worker_process(env=broker.worker_env(recovery=True))
     benchmark_import_task.delay(job.pk)
@@ -85,7 +85,8 @@ def test_a_killed_import_is_finished_by_a_new_worker_without_orphans(
 
     assert job.status == JobStatus.DONE, job.message
     # The staged links and the upload go right after the commit that ended the job.
-    wait_for(lambda: not staging.exists() and not folder.exists(), timeout=60)
+    imports = Path(settings.MEDIA_ROOT) / IMPORTS_FOLDER
+    wait_for(lambda: not list(imports.glob(f"job-{job.pk}-*")) and not folder.exists(), timeout=60)
     assert job.recoveries >= 1 and job.attempts >= 2
     assert job.result["items"] == ROWS
     assert Item.objects.filter(benchmark__name="big").count() == ROWS
