@@ -13,6 +13,7 @@ from annotations.api import views
 
 urlpatterns = [
     path("token/", views.TokenObtainApi.as_view(), name="api-token"),
+    path("token/revoke/", views.TokenRevokeApi.as_view(), name="api-token-revoke"),
     path("benchmarks/", views.BenchmarkListApi.as_view(), name="api-benchmarks"),
     path("cases/<int:pk>/", case_api.CaseDetailApi.as_view(), name="api-case"),
     path("volumes/<int:pk>/", case_api.VolumeDetailApi.as_view(), name="api-volume"),
