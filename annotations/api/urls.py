@@ -35,6 +35,11 @@ urlpatterns = [
     path("items/<int:pk>/", review_api.ItemDetailApi.as_view(), name="api-item"),
     path("items/<int:pk>/reviews/", review_api.ItemReviewsApi.as_view(), name="api-item-reviews"),
     path(
+        "items/<int:pk>/reviews/mine/",
+        review_api.ItemReviewMineApi.as_view(),
+        name="api-item-review-mine",
+    ),
+    path(
         "items/<int:pk>/adjudication/",
         review_api.ItemAdjudicationApi.as_view(),
         name="api-item-adjudication",
