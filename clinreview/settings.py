@@ -144,7 +144,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # django-axes counts failed logins (web form and POST /api/token/) in the database, so every web
 # process sees the same count: locked per user name and, separately, per client address.
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "annotations.auth.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
