@@ -96,18 +96,25 @@ def _items_of(*, volume: Volume | None = None, image: Image | None = None):
     return Item.objects.filter(Q(item_images__image=image) | Q(case__endoscopy_image=image))
 
 
+def _reviews_here(user, *, volume: Volume | None = None, image: Image | None = None) -> bool:
+    """Whether `user` is reviewing an item of this case or image (an assignment, item in review)."""
+    return Assignment.objects.filter(
+        reviewer=user,
+        item__in=_items_of(volume=volume, image=image),
+        item__status=ItemStatus.IN_REVIEW,
+    ).exists()
+
+
+def _corrects(user, box: Box) -> bool:
+    # A curator corrects boxes, except on a case they are reviewing: there they are a reviewer.
+    return has_role(user, CURATOR) and not _reviews_here(user, volume=box.volume, image=box.image)
+
+
 def box_may_draw(user, *, volume: Volume | None = None, image: Image | None = None) -> bool:
     """Curators always; a reviewer on a case or image of an item they are reviewing."""
     if has_role(user, CURATOR):
         return True
-    return (
-        has_role(user, REVIEWER)
-        and Assignment.objects.filter(
-            reviewer=user,
-            item__in=_items_of(volume=volume, image=image),
-            item__status=ItemStatus.IN_REVIEW,
-        ).exists()
-    )
+    return has_role(user, REVIEWER) and _reviews_here(user, volume=volume, image=image)
 
 
 def _settling(user, box: Box) -> Item | None:
@@ -130,9 +137,8 @@ def _settling(user, box: Box) -> Item | None:
 
 def box_may_judge(user, *, volume: Volume | None = None, image: Image | None = None) -> bool:
     """Whether `user` may accept or reject boxes here (the viewer shows the buttons)."""
-    if has_role(user, CURATOR):
-        return True
-    return _settling(user, Box(volume=volume, image=image)) is not None
+    box = Box(volume=volume, image=image)
+    return _corrects(user, box) or _settling(user, box) is not None
 
 
 def _check_draw(user, *, volume: Volume | None = None, image: Image | None = None) -> None:
@@ -145,10 +151,12 @@ def _check_draw(user, *, volume: Volume | None = None, image: Image | None = Non
 
 def _check_change(user, box: Box) -> str:
     """Why `user` may change this box (the revision's reason), or NotAllowedError."""
-    if has_role(user, CURATOR):
+    if _corrects(user, box):
         return "corrected"
     _check_draw(user, volume=box.volume, image=box.image)
-    if box.author_id != user.pk or box.state != BoxState.PROPOSED:
+    # An imported box is nobody's proposal, whoever ran the import.
+    mine = box.author_id == user.pk and box.source != "imported"
+    if not mine or box.state != BoxState.PROPOSED:
         raise NotAllowedError(
             gettext(
                 "This box is not your proposal: draw your own box; an adjudicator or a curator "
@@ -252,7 +260,7 @@ def box_review(*, box: Box, version: int, state: str, user, note: str = "") -> B
             gettext("A box can be accepted or rejected, not '%(state)s'.") % {"state": state}
         )
     note = (note or "").strip()
-    if has_role(user, CURATOR):
+    if _corrects(user, box):
         why = gettext("Curator's correction")
     else:
         disputed = _settling(user, box)

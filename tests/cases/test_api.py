@@ -316,3 +316,35 @@ def test_a_curators_correction_of_a_box_is_recorded_with_its_reason(api, small_c
     revision = box.revisions.last()
     assert (revision.author, revision.state) == (people["curator"], "accepted")
     assert revision.note == "Curator's correction: checked on the venous phase"
+
+
+def test_a_curator_reviewing_the_case_proposes_boxes_like_any_reviewer(
+    api, small_case, people, tmp_path
+):
+    from annotations.models import Assignment, Item
+    from annotations.services.users import user_ensure
+
+    curator = people["curator"]
+    user_ensure(username=curator.username, password="x", roles=("reviewer",))
+    item = Item.objects.filter(case=small_case).order_by("pk").first()
+    Assignment.objects.filter(item=item, reviewer=people["reviewer2"]).update(reviewer=curator)
+    box = Box.objects.get(volume__case=small_case)
+    as_user(api, curator)
+    judged = api.post(
+        reverse("api-box-review", args=[box.pk]), {"version": 1, "state": "rejected"}, format="json"
+    )
+    assert judged.status_code == 403
+    moved = api.patch(
+        reverse("api-box", args=[box.pk]),
+        {"version": 1, "voxel": [1, 1, 1, 9, 9, 3]},
+        format="json",
+    )
+    assert moved.status_code == 403
+    drawn = api.post(
+        reverse("api-volume-boxes", args=[volume_of(small_case).pk]),
+        {"label": "tumor", "voxel": [4, 4, 2, 20, 20, 5]},
+        format="json",
+    )
+    assert drawn.status_code == 201 and drawn.json()["state"] == "proposed"
+    box.refresh_from_db()
+    assert (box.state, box.version) == ("proposed", 1)
