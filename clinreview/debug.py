@@ -22,8 +22,16 @@ class CredentialsHidingFilter(SafeExceptionReporterFilter):
 
     hidden_settings = CREDENTIAL_NAMES
 
+    def _without_url_password(self, value):
+        if type(value) is str:  # lazy objects pretend to be str
+            return URL_PASSWORD.sub(rf"\g<scheme>{self.cleansed_substitute}@", value)
+        return value
+
     def cleanse_setting(self, key, value):
-        cleansed = super().cleanse_setting(key, value)
-        if isinstance(cleansed, str):
-            return URL_PASSWORD.sub(rf"\g<scheme>{self.cleansed_substitute}@", cleansed)
-        return cleansed
+        return self._without_url_password(super().cleanse_setting(key, value))
+
+    def get_traceback_frame_variables(self, request, tb_frame):
+        # Local variables get the settings' rules: a credential-like name, a nested PASSWORD
+        # key or a connection string is masked there too.
+        variables = super().get_traceback_frame_variables(request, tb_frame)
+        return [(name, self.cleanse_setting(name, value)) for name, value in variables]
