@@ -18,7 +18,7 @@ from annotations.models import (
     ReviewChange,
     ReviewChangeAction,
 )
-from annotations.services.errors import DomainError, NotAllowedError
+from annotations.services.errors import ConflictError, DomainError, NotAllowedError
 from annotations.services.review import (
     PAIR_FIELDS,
     ReviewOutcome,
@@ -33,12 +33,21 @@ SNAPSHOT_FIELDS = ("verdict", "content", "reason", "comment", "seconds_spent", *
 
 def _own_open_review(item: Item, reviewer, version: int) -> Review:
     """The reviewer's review of `version`, locked with the item, if it may still change."""
-    _claim_version(item, version, statuses=[ItemStatus.IN_REVIEW])
+    try:
+        _claim_version(item, version, statuses=[ItemStatus.IN_REVIEW])
+    except ConflictError:
+        raise
+    except DomainError as error:
+        if error.code != "wrong_status":
+            raise
+        settled = True  # every review is in: the item is agreed, disputed, rejected…
+    else:
+        settled = False
     review = Review.objects.filter(item=item, reviewer=reviewer, item_version=version).first()
     if review is None:
         raise DomainError(_("You have not reviewed this item yet."), code="no_review")
     others = Review.objects.filter(item=item, item_version=version).exclude(reviewer=reviewer)
-    if others.exists():
+    if settled or others.exists():
         raise NotAllowedError(
             _(
                 "The other review of this item is in: your verdict can no longer change. "
