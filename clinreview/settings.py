@@ -229,10 +229,11 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "store_processed": False,
     }
 else:
-    # Redis redelivers an unacknowledged task (a killed worker's) after this many seconds; it must
-    # exceed the longest task, or a still-running task is handed to a second worker.
+    # Redis redelivers an unacknowledged task (a killed worker's) after this many seconds. A
+    # redelivered task whose row is still claimed and beating finds it taken and stops, so this
+    # may be shorter than the longest task; the reaper usually requeues a dead worker's work first.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 7200)
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600)
     }
 for _folder in ("queue", "processed") if CELERY_BROKER_URL.startswith("filesystem") else ():
     # The file-system transport expects its folders to exist before the first message.
@@ -244,6 +245,19 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 3600)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3900)
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "clinreview")
+
+# Crash-safe background work (annotations.services.recovery): a working task beats its row every
+# JOB_HEARTBEAT_SECONDS; the reaper, run by Celery beat every JOB_REAP_SECONDS and by each worker
+# at start, requeues running work whose heartbeat is older than JOB_STALE_SECONDS and resends the
+# task of work queued longer than JOB_RESEND_SECONDS.
+JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 10)
+JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 60)
+JOB_RESEND_SECONDS = env_int("JOB_RESEND_SECONDS", 300)
+JOB_REAP_SECONDS = env_int("JOB_REAP_SECONDS", 30)
+CELERY_BEAT_SCHEDULE = {
+    "reap-stale-jobs": {"task": "annotations.reap_stale_jobs", "schedule": JOB_REAP_SECONDS},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # Production hardening: on whenever DEBUG is off.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)

@@ -13,7 +13,24 @@ class JobStatus(models.TextChoices):
     CANCELLED = "cancelled", _("Cancelled")
 
 
-class Job(models.Model):
+class Leased(models.Model):
+    """Bookkeeping that lets background work survive the death of its worker.
+
+    A worker that claims the row bumps `attempts` (its lease) and beats `heartbeat_at` while it
+    works; the reaper (`annotations.services.recovery`) requeues running rows whose heartbeat went
+    quiet. A queued row's `heartbeat_at` is when its task was last sent, so a task message lost
+    with its worker is sent again.
+    """
+
+    heartbeat_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    recoveries = models.PositiveIntegerField(default=0)  # times requeued after a worker died
+
+    class Meta:
+        abstract = True
+
+
+class Job(Leased):
     """A long piece of background work (import, degrade, triage...) with visible progress."""
 
     kind = models.CharField(max_length=40)

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from annotations.models.jobs import Leased
+
 
 class ReleaseStatus(models.TextChoices):
     BUILDING = "building", _("Building")
@@ -11,7 +13,7 @@ class ReleaseStatus(models.TextChoices):
     FAILED = "failed", _("Failed")
 
 
-class Release(models.Model):
+class Release(Leased):
     """An immutable, versioned export of a benchmark: files, md5/sha256, counts, provenance."""
 
     benchmark = models.ForeignKey(

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from annotations.models.jobs import Leased
+
 
 class EndpointKind(models.TextChoices):
     OPENAI = "openai", _("OpenAI-compatible service")
@@ -52,7 +54,7 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled", _("Cancelled")
 
 
-class Run(models.Model):
+class Run(Leased):
     """One model (or one clinician, for a human baseline) answering a filtered set of items."""
 
     benchmark = models.ForeignKey(

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotations', '0006_benchmark_pairs_blinded'),
+        ('annotations', '0007_leases'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
