@@ -33,6 +33,7 @@ urlpatterns = [
     ),
     path("pairs/next/", pair_views.pair_next, name="pair-next"),
     path("pairs/<int:pk>/", pair_views.pair_review, name="pair-review"),
+    path("pairs/<int:pk>/withdraw/", pair_views.pair_withdraw, name="pair-withdraw"),
     path(
         "benchmarks/<slug:name>/degrade/",
         pair_views.benchmark_degrade_view,

@@ -179,6 +179,14 @@ def adjudication_overview(user) -> QuerySet:
     return _disputed().annotate(reviewed_by_me=_reviewed_by(user))
 
 
+def review_may_change(user, item: Item) -> bool:
+    """Whether `user`'s review of the item's version may still change: no other review is in."""
+    if item.status != ItemStatus.IN_REVIEW:
+        return False
+    reviews = Review.objects.filter(item=item, item_version=item.version)
+    return reviews.filter(reviewer=user).exists() and not reviews.exclude(reviewer=user).exists()
+
+
 def reviewed_by(user, item: Item) -> bool:
     """Whether `user` reviewed `item` (any version): then they may not adjudicate it."""
     return Review.objects.filter(item=item, reviewer=user).exists()

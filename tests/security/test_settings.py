@@ -15,6 +15,7 @@ from django.views.debug import technical_500_response
 
 from annotations.services.cases import deid_secret
 from annotations.services.errors import DomainError
+from clinreview.debug import CredentialsHidingFilter
 
 ROOT = Path(__file__).resolve().parents[2]
 # Made at run time: the debug page also shows source lines, which must not hold them.
@@ -106,3 +107,7 @@ def test_a_debug_500_page_masks_every_credential():
         assert "boom" in html and "DATABASE_URL" in html and "CELERY_BROKER_URL" in html
         for secret in (DB_PASSWORD, BROKER_PASSWORD, FERNET_SECRET):
             assert secret not in html
+    # DATABASES as dj-database-url fills it: its PASSWORD is masked wherever it is shown.
+    cleansed = CredentialsHidingFilter().cleanse_setting("DATABASES", databases)
+    assert cleansed["default"]["PASSWORD"] != DB_PASSWORD
+    assert cleansed["default"]["NAME"] == ":memory:"
