@@ -194,3 +194,31 @@ def test_a_running_import_shows_its_stage_items_and_percent(client):
     page = client.get(reverse("job", args=[job.pk])).content.decode()
     assert "Saving: 50 items stored" in page
     assert "restarted once after its worker stopped" in page
+
+
+def test_a_medqdeg_modality_mismatch_reaches_the_report(tmp_path):
+    from annotations.formats.medqdeg import MEDQDEG_COLUMNS
+
+    header = list(MEDQDEG_COLUMNS)
+    row = {
+        "index": "1",
+        "image": b64(jpeg_bytes()),
+        "question": "Is the lesion visible?",
+        "A": "yes",
+        "B": "no",
+        "C": "",
+        "D": "",
+        "E": "",
+        "answer": "A",
+        "modality": "Endoscopy",
+        "degradation_type": "sparse_view",  # a CT degradation on an endoscopy frame
+        "degradation_severity": "mild",
+        "source": "kvasir",
+    }
+    result = benchmark_import_run(
+        path=write_tsv(tmp_path / "m.tsv", [header, [row[c] for c in header]]),
+        family="medqdeg",
+        name="medq",
+    )
+    assert result.report.counts == {"degradation_modality_mismatch": 1}
+    assert result.report.warnings[0].column == "degradation_type"
