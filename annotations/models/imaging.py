@@ -6,9 +6,11 @@ from django.utils.translation import gettext_lazy as _
 
 
 def image_upload_path(instance: Image, filename: str) -> str:
-    # Content-addressed: the same bytes are stored once, whatever they were called.
+    # Content-addressed: the same bytes are stored once, whatever they were called. One level
+    # of 256 folders: a second level cost an import a new folder per image (earlier images keep
+    # their stored names).
     digest = instance.sha256
-    return f"images/{digest[:2]}/{digest[2:4]}/{digest}.{instance.extension}"
+    return f"images/{digest[:2]}/{digest}.{instance.extension}"
 
 
 class Image(models.Model):
@@ -172,7 +174,8 @@ class BoxRevision(models.Model):
     mm = models.JSONField(null=True, blank=True)
     label = models.CharField(max_length=20)
     state = models.CharField(max_length=20)
-    reason = models.CharField(max_length=40)
+    reason = models.CharField(max_length=40)  # drawn / edited / copied / accepted / rejected …
+    note = models.TextField(blank=True)  # why: the adjudicated item, a curator's explanation
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -168,7 +168,7 @@ class ChunkExecuteTests(TestCase):
 
     def test_a_chunk_that_cannot_start_fails_the_run_and_cancels_the_waiting_chunks(self):
         endpoint = make_endpoint("http://127.0.0.1:9/v1", name="nokey")
-        endpoint.api_key_env = "CLINREVIEW_UNSET_KEY_VARIABLE"
+        endpoint.api_key_env = "CLINREVIEW_KEY_UNSET_VARIABLE"
         endpoint.save()
         run = run_services.run_create(
             benchmark=self.benchmark, endpoint=endpoint, concurrency=1, enqueue=False
@@ -178,7 +178,7 @@ class ChunkExecuteTests(TestCase):
             run_services.chunk_execute(chunk_id=first.pk)
         run.refresh_from_db()
         self.assertEqual(run.status, RunStatus.FAILED)
-        self.assertIn("CLINREVIEW_UNSET_KEY_VARIABLE", run.error)
+        self.assertIn("CLINREVIEW_KEY_UNSET_VARIABLE", run.error)
         first.refresh_from_db()
         self.assertEqual(first.status, RunStatus.FAILED)
         self.assertEqual({c.status for c in chunks_of(run)[1:]}, {RunStatus.CANCELLED})

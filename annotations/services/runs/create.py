@@ -21,6 +21,7 @@ from annotations.models import (
 )
 from annotations.scoring import VLMEVAL_COMMIT
 from annotations.selectors.runs import FILTER_FIELDS, run_items
+from annotations.services import secrets
 from annotations.services.errors import DomainError
 from annotations.services.runs.chunks import chunks_send, run_chunks_plan
 from annotations.services.runs.execute import ACTIVE, ENDED, run_finish
@@ -71,18 +72,20 @@ def endpoint_ensure_openai(
     model: str,
     api_key_env: str = "",
     params: dict[str, Any] | None = None,
+    api_key: str = "",
 ) -> ModelEndpoint:
-    """An OpenAI-compatible endpoint by name, updated to the given URL, model and key variable."""
-    endpoint, _created = ModelEndpoint.objects.update_or_create(
-        name=name,
-        defaults={
-            "kind": EndpointKind.OPENAI,
-            "base_url": base_url,
-            "model": model,
-            "api_key_env": api_key_env,
-            "params": params or {},
-        },
-    )
+    """An OpenAI-compatible endpoint by name, updated to the given URL, model and key (a
+    prefixed variable's name, or a typed key stored encrypted; see services.secrets)."""
+    defaults = {
+        "kind": EndpointKind.OPENAI,
+        "base_url": secrets.base_url_check(base_url),
+        "model": model,
+        "api_key_env": secrets.key_env_check(api_key_env),
+        "params": params or {},
+    }
+    if api_key or api_key_env:
+        defaults["api_key_encrypted"] = secrets.key_encrypt(api_key)
+    endpoint, _created = ModelEndpoint.objects.update_or_create(name=name, defaults=defaults)
     return endpoint
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import Counter
 from typing import Any
@@ -20,6 +19,7 @@ from annotations.inference import (
 )
 from annotations.models import EndpointKind, ModelEndpoint, Run
 from annotations.selectors.runs import run_items
+from annotations.services import secrets
 from annotations.services.errors import DomainError
 
 Provider = ChatProvider | BaselineProvider
@@ -53,14 +53,7 @@ def judge_for(run: Run) -> ChatProvider | None:
 
 
 def _chat_provider(endpoint: ModelEndpoint) -> OpenAICompatibleProvider:
-    api_key = None
-    if endpoint.api_key_env:
-        api_key = os.environ.get(endpoint.api_key_env)
-        if not api_key:
-            raise DomainError(
-                _("The environment variable %(name)s holding the API key is not set.")
-                % {"name": endpoint.api_key_env}
-            )
+    api_key = secrets.endpoint_api_key(endpoint)
     params = endpoint.params or {}
     settings_used = tuple(sorted((key, params[key]) for key in _CLIENT_PARAMS if key in params))
     return _openai_provider(endpoint.base_url, endpoint.model, api_key, settings_used)
