@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.db.models import Q
@@ -26,6 +26,9 @@ from annotations.services.errors import DomainError
 from annotations.services.runs.chunks import chunks_send, run_chunks_plan
 from annotations.services.runs.execute import ACTIVE, ENDED, run_finish
 from annotations.services.runs.scoring import run_summarize
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
 
 BASELINES = ("random", "first", "frequent")
 MAX_CONCURRENCY = 64
@@ -114,7 +117,7 @@ def run_create(
     concurrency: int = 4,
     seed: int = 0,
     label: str = "",
-    created_by: Any = None,
+    created_by: AbstractBaseUser | None = None,
     enqueue: bool = True,
     judge: ModelEndpoint | None = None,
     lenient: bool = False,
