@@ -54,6 +54,9 @@ def setup_django(folder: Path) -> dict[str, str]:
         "CELERY_BROKER_DIR": str(folder / "broker"),
         "CELERY_QUEUE": "bench",
         "DJANGO_SETTINGS_MODULE": "clinreview.settings",
+        # As deployed: with DEBUG on, Django also records every query it runs.
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-only-not-a-secret",
     }
     os.environ.update(env)
     import django
