@@ -19,7 +19,8 @@ client, one Prediction written per answer.
 Few items cannot reach the budget whatever the code: 50 items at C = 8 take at least 7 rounds
 of 200 ms (the last one with 2 requests), a ceiling of 50 / 56 = 0.89 of C / 0.2 s; the
 report prints that ceiling, and for the workers the ceiling set by how the chunks divide among
-them (a run in 8 chunks of 7 rounds, one of them short, gives 2 workers 28 rounds to 1's 50).
+them (400 items at C = 8 are 13 chunks of 4 rounds, the last of 2: 2 workers take 26 rounds to
+1's 50, a ceiling of 1.92×).
 """
 
 from __future__ import annotations
