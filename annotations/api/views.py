@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations import selectors
+from annotations.access import ROLES, HasRole
 
 
 class TokenObtainApi(ObtainAuthToken):
@@ -14,6 +15,10 @@ class TokenObtainApi(ObtainAuthToken):
 
 
 class BenchmarkListApi(APIView):
+    """The benchmarks in my scope with their item counts by status."""
+
+    permission_classes = [HasRole.of(*ROLES)]
+
     class OutputSerializer(serializers.Serializer):
         name = serializers.CharField()
         family = serializers.CharField()
@@ -29,6 +34,6 @@ class BenchmarkListApi(APIView):
                 "total": s.total,
                 "counts": s.counts,
             }
-            for s in selectors.benchmark_summaries()
+            for s in selectors.benchmark_summaries(request.user)
         ]
         return Response(self.OutputSerializer(rows, many=True).data)

@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, F, Prefetch, Q, QuerySet, Subquery
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 
-from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, has_role
+from annotations.access import ADJUDICATOR, REVIEWER
 from annotations.models import (
     TAXONOMY_FIELDS,
     Adjudication,
@@ -28,7 +30,11 @@ from annotations.models import (
     Review,
     Run,
 )
+from annotations.selectors import visibility
 from annotations.selectors.triage import order_queue_by_suspicion, suspicion_priority
+from annotations.selectors.visibility import reviews_visible
+
+__all__ = ["reviews_visible"]  # the blinding rule lives in selectors.visibility
 
 IMAGES = Prefetch("item_images", queryset=ItemImage.objects.select_related("image"))
 
@@ -44,10 +50,12 @@ class Progress:
 
 
 def open_assignments(user) -> QuerySet:
-    """The reviewer's assignments still to do."""
-    return Assignment.objects.filter(
+    """The reviewer's assignments still to do. Items of a benchmark whose human baseline the
+    reviewer is answering wait until the session ends (reviewing shows the gold answer)."""
+    rows = Assignment.objects.filter(
         reviewer=user, completed_at__isnull=True, item__status=ItemStatus.IN_REVIEW
     )
+    return visibility.without_gold_hidden(rows, user, benchmark_path="item__benchmark")
 
 
 def next_in_queue(open_rows: QuerySet, *, after: int | None = None) -> Assignment | None:
@@ -92,12 +100,16 @@ class ReviewPage:
 
 
 def review_page(user, pk: int) -> ReviewPage:
-    """An item assigned to `user`, with its images and the user's own review: 404 otherwise.
+    """An item assigned to `user`, with its images and the user's own review: 404 otherwise;
+    403 while the user answers a human baseline of its benchmark (the page shows the gold).
 
     Only the viewer's own review is loaded, never another reviewer's (blinding).
     """
+    rows = visibility.with_gold_hidden(
+        Assignment.objects.all(), user, benchmark_path="item__benchmark"
+    )
     assignment = get_object_or_404(
-        Assignment.objects.select_related("item__benchmark").prefetch_related(
+        rows.select_related("item__benchmark").prefetch_related(
             Prefetch("item__item_images", queryset=ItemImage.objects.select_related("image")),
             Prefetch(
                 "item__reviews",
@@ -108,39 +120,29 @@ def review_page(user, pk: int) -> ReviewPage:
         item_id=pk,
         reviewer=user,
     )
+    if assignment.gold_hidden:
+        raise PermissionDenied(_("Review this item once your human-baseline session is over."))
     item = assignment.item
     own = item.own_reviews[0] if item.own_reviews else None
     return ReviewPage(item=item, assignment=assignment, review=own, progress=queue_progress(user))
 
 
-def reviews_visible(user, item: Item) -> bool:
-    """Blinding: adjudicators and curators see reviews; a reviewer only once all are in."""
-    if has_role(user, ADJUDICATOR, CURATOR):
-        return True
-    if not has_role(user, REVIEWER):
-        return False
-    mine = open_ = 0
-    for reviewer_id, completed_at in Assignment.objects.filter(item=item).values_list(
-        "reviewer_id", "completed_at"
-    ):
-        mine += reviewer_id == user.pk
-        open_ += completed_at is None
-    return bool(mine) and not open_
-
-
-def item_reviews(item: Item) -> list[Review]:
-    """The item's reviews, oldest first, with reviewer and slot (A/B order per version)."""
-    slots = dict(Assignment.objects.filter(item=item).values_list("reviewer_id", "slot"))
+def item_reviews(item: Item, *, slots: dict[int, int] | None = None) -> list[Review]:
+    """The item's reviews, oldest first, with reviewer and slot (A/B order per version);
+    `slots` (reviewer id → slot) when the caller has read them."""
+    if slots is None:
+        slots = dict(Assignment.objects.filter(item=item).values_list("reviewer_id", "slot"))
     reviews = list(Review.objects.filter(item=item).select_related("reviewer"))
     for review in reviews:
         review.slot = slots.get(review.reviewer_id)
     return sorted(reviews, key=lambda r: (r.item_version, r.slot or 99, r.pk))
 
 
-def adjudication_queue() -> QuerySet:
-    """Disputed items, oldest dispute first."""
+def adjudication_queue(user) -> QuerySet:
+    """Disputed items in `user`'s scope that they may see unblinded, oldest dispute first."""
+    disputed = visibility.in_scope(Item.objects.filter(status=ItemStatus.DISPUTED), user)
     return (
-        Item.objects.filter(status=ItemStatus.DISPUTED)
+        disputed.exclude(visibility.items_blinded_for(user))
         .select_related("benchmark")
         .order_by("updated_at", "id")
     )
@@ -154,17 +156,24 @@ class AdjudicationPage:
     remaining: int
 
 
-def adjudication_page(pk: int) -> AdjudicationPage:
+def adjudication_page(user, pk: int) -> AdjudicationPage:
+    """A disputed item with its two reviews: 404 outside `user`'s scope, 403 while the item's
+    reviews are hidden from them (blinding)."""
     # A degraded twin is adjudicated beside its clean image, as it was reviewed.
-    item = get_object_or_404(
-        Item.objects.select_related("benchmark", "clean_twin").prefetch_related(
-            IMAGES,
-            Prefetch("clean_twin__item_images", queryset=ItemImage.objects.select_related("image")),
-        ),
-        pk=pk,
+    items = Item.objects.select_related("benchmark", "clean_twin").prefetch_related(
+        IMAGES,
+        Prefetch("clean_twin__item_images", queryset=ItemImage.objects.select_related("image")),
     )
-    current = [r for r in item_reviews(item) if r.item_version == item.version]
-    remaining = Item.objects.filter(status=ItemStatus.DISPUTED).count()
+    items = visibility.with_gold_hidden(items, user, benchmark_path="benchmark")
+    item = visibility.get_item_for_user_or_404(user, pk, items)
+    rows = list(
+        Assignment.objects.filter(item=item).values_list("reviewer_id", "slot", "completed_at")
+    )
+    assignments = [(reviewer, completed_at) for reviewer, _slot, completed_at in rows]
+    visibility.check_reviews_visible(user, item, assignments=assignments)
+    slots = {reviewer: slot for reviewer, slot, _completed_at in rows}
+    current = [r for r in item_reviews(item, slots=slots) if r.item_version == item.version]
+    remaining = adjudication_queue(user).count()
     return AdjudicationPage(
         item=item,
         review_a=current[0] if current else None,
@@ -220,9 +229,13 @@ class ReviewLabel:
     taxonomy: dict[str, str]
 
 
-def agreement_labels(benchmark: Benchmark) -> list[ReviewLabel]:
-    """Every review verdict of the benchmark with its item's taxonomy, in one query."""
-    rows = Review.objects.filter(item__benchmark=benchmark).values_list(
+def agreement_labels(benchmark: Benchmark, *, viewer=None) -> list[ReviewLabel]:
+    """Every review verdict of the benchmark with its item's taxonomy, in one query; without
+    the items `viewer` may only see blinded (they are reviewing them)."""
+    reviews = Review.objects.filter(item__benchmark=benchmark)
+    if viewer is not None:
+        reviews = reviews.exclude(visibility.items_blinded_for(viewer, item_path="item"))
+    rows = reviews.values_list(
         "item_id",
         "item_version",
         "reviewer__username",

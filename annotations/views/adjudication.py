@@ -6,10 +6,9 @@ import difflib
 import re
 
 from django import forms
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
@@ -19,6 +18,7 @@ from annotations.access import ADJUDICATOR, ROLES, role_required
 from annotations.models import AdjudicationChoice, Item, Review
 from annotations.models.item import LETTERS
 from annotations.selectors import review as selectors
+from annotations.selectors import visibility
 from annotations.services.errors import ConflictError, DomainError
 from annotations.services.review import content_normalise, item_adjudicate
 from annotations.views.content import posted_content
@@ -118,14 +118,16 @@ def _render(request: HttpRequest, context: dict, *, status: int = 200, url: str 
 @require_GET
 @role_required(ADJUDICATOR)
 def adjudication_list(request: HttpRequest) -> HttpResponse:
-    page = Paginator(selectors.adjudication_queue(), 50).get_page(request.GET.get("page"))
+    page = Paginator(selectors.adjudication_queue(request.user), 50).get_page(
+        request.GET.get("page")
+    )
     return render(request, "review/adjudication_list.html", {"page": page})
 
 
 @require_http_methods(["GET", "POST"])
 @role_required(ADJUDICATOR)
 def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
-    page = selectors.adjudication_page(pk)
+    page = selectors.adjudication_page(request.user, pk)
     if request.method == "GET":
         return _render(request, _context(page))
     form = AdjudicateForm(request.POST)
@@ -149,13 +151,14 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
         return _render(request, _context(page, error=str(error), conflict=True), status=409)
     except DomainError as error:
         return _render(request, _context(page, error=str(error)), status=400)
-    following = selectors.adjudication_queue().first()
+    following = selectors.adjudication_queue(request.user).first()
     if following is None:
         return redirect("adjudication") if not request.htmx else _done(request)
     url = reverse("adjudicate", args=[following.pk])
     if not request.htmx:
         return redirect(url)
-    return _render(request, _context(selectors.adjudication_page(following.pk)), url=url)
+    page = selectors.adjudication_page(request.user, following.pk)
+    return _render(request, _context(page), url=url)
 
 
 def _done(request: HttpRequest) -> HttpResponse:
@@ -165,9 +168,10 @@ def _done(request: HttpRequest) -> HttpResponse:
 @require_GET
 @role_required(*ROLES)
 def item_history(request: HttpRequest, pk: int) -> HttpResponse:
-    item = get_object_or_404(Item.objects.select_related("benchmark"), pk=pk)
-    if not selectors.reviews_visible(request.user, item):
-        # Blinding: a reviewer sees the lineage only once every review of the item is in.
-        raise PermissionDenied
+    items = visibility.with_gold_hidden(
+        Item.objects.select_related("benchmark"), request.user, benchmark_path="benchmark"
+    )
+    item = visibility.get_item_for_user_or_404(request.user, pk, items)
+    visibility.check_reviews_visible(request.user, item)
     events = selectors.item_history(item)
     return render(request, "review/history.html", {"item": item, "events": events})

@@ -8,6 +8,7 @@ from django.conf import settings
 from annotations.models import Case
 from annotations.selectors.cases import memmaps
 from annotations.services.cases import gastricx_import
+from annotations.services.review import assignments_create
 from tests.cases.builders import SMALL_GEOMETRY, write_case
 from tests.factories import make_personas
 
@@ -37,7 +38,7 @@ def imported(tmp_path, people):
     """A benchmark 'gx' with one case of four awkward-geometry phases; returns the Case."""
     write_case(tmp_path / "cases", "GX-T-0001")
     gastricx_import(path=tmp_path / "cases", name="gx", user=people["curator"])
-    return Case.objects.get(case_id="GX-T-0001")
+    return _assigned(Case.objects.get(case_id="GX-T-0001"), people)
 
 
 @pytest.fixture
@@ -45,4 +46,13 @@ def small_case(tmp_path, people):
     """Three small phases (arterial, venous, delayed) in benchmark 'gxs'; returns the Case."""
     write_case(tmp_path / "small", "GX-S-0001", phases=SMALL_GEOMETRY)
     gastricx_import(path=tmp_path / "small", name="gxs", user=people["curator"])
-    return Case.objects.get(case_id="GX-S-0001")
+    return _assigned(Case.objects.get(case_id="GX-S-0001"), people)
+
+
+def _assigned(case: Case, people: dict) -> Case:
+    """The case's questions double-assigned to the two reviewers, so that the case is in their
+    scope (selectors.visibility); the adjudicator and the outsider stay outside."""
+    assignments_create(
+        benchmark=case.benchmark, reviewers=[people["reviewer"], people["reviewer2"]], per_item=2
+    )
+    return case
