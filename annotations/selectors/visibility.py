@@ -24,7 +24,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Value
-from django.http import Http404
+from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, has_role, user_roles
@@ -104,10 +104,7 @@ def boxes_visible_to(user: Any, queryset: QuerySet[Box] | None = None) -> QueryS
 
 
 def _get_or_404(queryset: QuerySet, user: Any, benchmark_path: str, **lookup: Any):
-    row = in_scope(queryset, user, benchmark_path=benchmark_path).filter(**lookup).first()
-    if row is None:
-        raise Http404
-    return row
+    return get_object_or_404(in_scope(queryset, user, benchmark_path=benchmark_path), **lookup)
 
 
 def get_benchmark_for_user_or_404(
@@ -135,17 +132,11 @@ def get_volume_for_user_or_404(user: Any, pk: int, queryset: QuerySet | None = N
 
 
 def get_image_for_user_or_404(user: Any, sha256: str) -> Image:
-    image = images_visible_to(user).filter(sha256=sha256).first()
-    if image is None:
-        raise Http404
-    return image
+    return get_object_or_404(images_visible_to(user), sha256=sha256)
 
 
 def get_box_for_user_or_404(user: Any, pk: int, queryset: QuerySet[Box] | None = None) -> Box:
-    box = boxes_visible_to(user, queryset).filter(pk=pk).first()
-    if box is None:
-        raise Http404
-    return box
+    return get_object_or_404(boxes_visible_to(user, queryset), pk=pk)
 
 
 def get_run_for_user_or_404(user: Any, pk: int, queryset: QuerySet | None = None) -> Run:

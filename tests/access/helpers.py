@@ -34,11 +34,13 @@ def assigned(
     items: int = 2,
     per_item: int = 2,
     family: str = "vlmeval",
+    first_index: int = 1,
     **item_fields,
 ):
-    """A benchmark of `items` items, each given to `per_item` of `reviewers` (balanced)."""
+    """A benchmark of `items` items, each given to `per_item` of `reviewers` (balanced). Each
+    item's image depends on its index: benchmarks with other indexes share no image."""
     benchmark = make_benchmark(name, family=family)
-    made = [make_item(benchmark, index=i + 1, **item_fields) for i in range(items)]
+    made = [make_item(benchmark, index=first_index + i, **item_fields) for i in range(items)]
     assignments_create(benchmark=benchmark, reviewers=reviewers, per_item=per_item)
     return benchmark, [Item.objects.get(pk=item.pk) for item in made]
 

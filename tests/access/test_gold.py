@@ -142,7 +142,9 @@ class CuratorInABaselineTests(AccessTestCase):
 
     def test_their_partials_too(self):
         progress = self.htmx(
-            "curator_reviewer", reverse("run", args=[self.model_run.pk]), HTTP_HX_TARGET="run-progress"
+            "curator_reviewer",
+            reverse("run", args=[self.model_run.pk]),
+            HTTP_HX_TARGET="run-progress",
         )
         self.assertEqual(progress.status_code, 403)
         results = self.htmx(
