@@ -9,6 +9,7 @@ import pytest
 from annotations.imaging import ct
 from annotations.models import Box, Case, Volume
 from annotations.services.cases import gastricx_import
+from annotations.services.review import assignments_create
 from tests.browser.conftest import screenshot
 from tests.cases.builders import write_case
 from tests.factories import make_personas
@@ -21,7 +22,12 @@ def seeded_case(tmp_path):
     people = make_personas()
     write_case(tmp_path / "cases", "GX-BROWSER-01")
     gastricx_import(path=tmp_path / "cases", name="gx-browser", user=people["curator"])
-    return people, Case.objects.get(case_id="GX-BROWSER-01")
+    case = Case.objects.get(case_id="GX-BROWSER-01")
+    # The case's questions are the reviewer's: the case is in their scope.
+    assignments_create(
+        benchmark=case.benchmark, reviewers=[people["reviewer"], people["reviewer2"]], per_item=2
+    )
+    return people, case
 
 
 def labels(page) -> dict[str, dict[str, str]]:
