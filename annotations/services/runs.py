@@ -259,7 +259,7 @@ def answer_letter(*, options: dict[str, str], family: str, text: str) -> str:
     """The option letter an answer gives by the family's rules, or ''."""
     if family == Family.MEDQDEG:
         letters = "".join(letter for letter in options if letter in "ABCDE")
-        extracted = extract_medqdeg(text, letters) if letters else None
+        extracted = extract_medqdeg(text) if letters else None
     else:
         extracted = extract_mcq(text, options)
     return extracted or ""
@@ -496,14 +496,14 @@ def _judged(judge: Any, item: InferenceItem, text: str, run: Run) -> str | None:
         or answer_letter(options=item.options, family=family, text=text)
     ):
         return None
-    prompt = build_judge_prompt(item.question, item.options, text)
+    prompt = build_judge_prompt(question=item.question, options=item.options, reply=text)
     try:
         reply = judge.complete([{"role": "user", "content": prompt}])
     except ProviderError as error:
         log.warning("run %s: item %s: the judge failed: %s", run.pk, item.key, error)
         return None
-    letters = "".join(letter for letter, option in item.options.items() if str(option).strip())
-    return read_judge_reply(reply.text, letters)
+    opt = read_judge_reply(reply.text, options=item.options)
+    return "" if opt == "Z" else opt
 
 
 @dataclass

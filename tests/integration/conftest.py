@@ -11,6 +11,8 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -54,10 +56,21 @@ def _worker_env() -> dict[str, str]:
     return env
 
 
-class Worker:
-    """A real Celery worker process on the configured broker."""
+# Worker settings for the kill-and-recover tests: beat every second or two, a heartbeat gone
+# quiet for 4 s counts as a dead worker, and queued work is resent after 6 s.
+RECOVERY_ENV = {
+    "JOB_HEARTBEAT_SECONDS": "1",
+    "JOB_STALE_SECONDS": "4",
+    "JOB_REAP_SECONDS": "2",
+    "JOB_RESEND_SECONDS": "6",
+}
 
-    def __init__(self, *extra: str) -> None:
+
+class Worker:
+    """A real Celery worker process on the configured broker (or the one `env` names)."""
+
+    def __init__(self, *extra: str, env: dict[str, str] | None = None) -> None:
+        self.env = env or {}
         self.args = [
             sys.executable,
             "-m",
@@ -77,7 +90,7 @@ class Worker:
 
     def start(self) -> Worker:
         self.process = subprocess.Popen(
-            self.args, cwd=ROOT, env=_worker_env(), start_new_session=True
+            self.args, cwd=ROOT, env={**_worker_env(), **self.env}, start_new_session=True
         )
         return self
 
@@ -98,11 +111,11 @@ class Worker:
 
 @pytest.fixture
 def celery_worker_process():
-    """Start real workers with `start(*args)`; all are stopped at the end of the test."""
+    """Start real workers with `start(*args, env={...})`; all are stopped at the end of the test."""
     workers: list[Worker] = []
 
-    def start(*extra: str) -> Worker:
-        worker = Worker(*extra).start()
+    def start(*extra: str, env: dict[str, str] | None = None) -> Worker:
+        worker = Worker(*extra, env=env).start()
         workers.append(worker)
         return worker
 
@@ -128,3 +141,77 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
             return value
         time.sleep(interval)
     raise AssertionError(f"condition not met within {timeout} s")
+
+
+@dataclass
+class Broker:
+    """The broker a test runs on: `env` is what its workers need to use it too."""
+
+    name: str
+    env: dict[str, str]
+
+    def worker_env(self, *, recovery: bool = False) -> dict[str, str]:
+        """Environment for one more worker: this broker, and with `recovery` the short
+        heartbeat/reaper settings (start the worker with `beat_args(...)` too)."""
+        return {**self.env, **(RECOVERY_ENV if recovery else {})}
+
+
+def beat_args(tmp_path: Path) -> tuple[str, ...]:
+    """Worker arguments that embed Celery beat (the reaper's clock), with its own schedule file."""
+    schedule = tmp_path / f"beat-{time.monotonic_ns()}"
+    return ("-B", "--schedule", str(schedule))
+
+
+@pytest.fixture(params=["redis", "filesystem"])
+def broker(request, tmp_path):
+    """Run the test on Redis and again on the file-system broker (the embedded default).
+
+    This process's Celery app is pointed at the same broker, so tasks the services send after
+    commit reach the workers the test starts with `broker.env`.
+    """
+    if request.param == "redis":
+        yield Broker("redis", {})
+        return
+    folder = tmp_path / "filesystem-broker"
+    options = {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "processed_folder": str(folder / "processed"),
+        "store_processed": False,
+    }
+    for sub in ("queue", "processed"):
+        (folder / sub).mkdir(parents=True)
+    with _celery_app_on("filesystem://", options):
+        yield Broker(
+            "filesystem", {"CELERY_BROKER_URL": "filesystem://", "CELERY_BROKER_DIR": str(folder)}
+        )
+
+
+@contextmanager
+def _celery_app_on(url: str, options: dict):
+    from clinreview.celery import app
+
+    saved = (app.conf.broker_url, app.conf.broker_transport_options)
+    saved_env = os.environ.get("CELERY_BROKER_URL")
+    _switch(app, url, options)
+    try:
+        yield
+    finally:
+        _switch(app, *saved)
+        if saved_env is None:
+            os.environ.pop("CELERY_BROKER_URL", None)
+        else:
+            os.environ["CELERY_BROKER_URL"] = saved_env
+
+
+def _switch(app, url: str, options: dict) -> None:
+    # Celery reads CELERY_BROKER_URL from the environment before its own setting; connections
+    # and producers are pooled on first use: drop the pools so that the next task sent opens a
+    # connection to the new broker.
+    os.environ["CELERY_BROKER_URL"] = url
+    app.conf.broker_url = url
+    app.conf.broker_transport_options = options
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    app.amqp._producer_pool = None
