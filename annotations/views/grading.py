@@ -170,7 +170,7 @@ def _grade_page(request: HttpRequest, session: GradingSession) -> HttpResponse:
 @role_required(CURATOR)
 def ratings(request: HttpRequest) -> HttpResponse:
     name = request.GET.get("benchmark", "")
-    benchmark = get_object_or_404(Benchmark, name=name) if name else None
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name) if name else None
     result = run_selectors.grading_ratings(benchmark=benchmark)
     context = {
         "result": result,

@@ -123,7 +123,7 @@ def benchmark_pairs_blind_view(request: HttpRequest, name: str) -> HttpResponse:
 @role_required(CURATOR)
 def benchmark_degrade_view(request: HttpRequest, name: str) -> HttpResponse:
     form = DegradeForm(request.POST or None)
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     if request.method == "POST" and form.is_valid():
         job = job_create(
             kind="degrade", params=form.cleaned_data, user=request.user, benchmark=benchmark

@@ -74,7 +74,7 @@ def release_list(request: HttpRequest, name: str | None = None) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @role_required(CURATOR)
 def release_new(request: HttpRequest, name: str) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     form = ReleaseForm(
         request.POST or None,
         initial={"name": benchmark.name},
