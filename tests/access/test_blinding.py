@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from annotations.models import ItemStatus, Suspicion, TriageFlag
+from annotations.models import Item, ItemStatus, Suspicion, TriageFlag
+from annotations.services.pair_review import pair_review_submit
+from annotations.services.review import assignments_create
 from tests.access.helpers import (
     SECRET,
     AccessTestCase,
@@ -14,6 +16,7 @@ from tests.access.helpers import (
     review,
     secret_reject,
 )
+from tests.factories import make_benchmark, make_item
 
 
 class ReviewerWhoAdjudicatesTests(AccessTestCase):
@@ -182,3 +185,47 @@ class AgreementAndTriageTests(AccessTestCase):
         self.assertNotContains(filtered, f'data-open="{item_url}"')
         theirs = self.page("adjudicator", url)
         self.assertContains(theirs, 'class="reason code-reviewer_rejected"')
+
+
+class PairReviewerWhoAdjudicatesTests(AccessTestCase):
+    """An open pair review blinds as an item review does."""
+
+    @classmethod
+    def setUpTestData(cls):
+        cls.people = people_with_combinations()
+        frank, bob = cls.people["reviewer_adjudicator"], cls.people["reviewer2"]
+        benchmark = make_benchmark("pairs-blind", family="medqdeg")
+        clean = make_item(benchmark, index=1, modality="CT")
+        cls.twin = make_item(
+            benchmark,
+            index=2,
+            modality="CT",
+            clean_twin=clean,
+            degradation_type="gaussian_noise",
+            degradation_severity="mild",
+        )
+        Item.objects.filter(pk=clean.pk).update(status=ItemStatus.AGREED)
+        make_item(benchmark, index=3, status=ItemStatus.DISPUTED)  # carol's scope
+        assignments_create(benchmark=benchmark, reviewers=[bob, frank], per_item=2)
+        pair_review_submit(
+            item=Item.objects.get(pk=cls.twin.pk),
+            reviewer=bob,
+            version=1,
+            answerable=False,
+            realism=1,
+            severity_judgement="too_strong",
+            comment=SECRET,
+        )
+
+    def test_his_open_pair_review_hides_the_first_one(self):
+        pk = self.twin.pk
+        self.assert_hidden(
+            self.api("reviewer_adjudicator", f"/api/items/{pk}/reviews/"), 403, SECRET
+        )
+        for url in (reverse("item-history", args=[pk]), reverse("adjudicate", args=[pk])):
+            self.assert_hidden(self.page("reviewer_adjudicator", url), 403, SECRET)
+            self.assert_hidden(self.htmx("reviewer_adjudicator", url), 403, SECRET)
+        page = self.page("reviewer_adjudicator", reverse("item", args=[pk]))
+        self.assertContains(page, "data-blinded")
+        self.assertContains(page, reverse("pair-review", args=[pk]))
+        self.assertContains(self.api("adjudicator", f"/api/items/{pk}/reviews/"), SECRET)

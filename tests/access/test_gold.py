@@ -50,6 +50,7 @@ class BaselineClinicianWhoReviewsTests(AccessTestCase):
         self.assertContains(page, "data-gold-hidden")
         self.assertNotContains(page, 'class="correct"')
         self.assertNotContains(page, reverse("item-history", args=[self.item.pk]))
+        self.assertNotContains(page, reverse("review-item", args=[self.item.pk]))  # refused now
         self.assertContains(self.page("reviewer2", url), 'class="correct"')
 
     def test_the_benchmark_page_lists_no_answer(self):
