@@ -3,6 +3,7 @@ through the page, the htmx partial or the API, whatever other roles they hold (i
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotations.models import Item, ItemStatus, Suspicion, TriageFlag
@@ -229,3 +230,22 @@ class PairReviewerWhoAdjudicatesTests(AccessTestCase):
         self.assertContains(page, "data-blinded")
         self.assertContains(page, reverse("pair-review", args=[pk]))
         self.assertContains(self.api("adjudicator", f"/api/items/{pk}/reviews/"), SECRET)
+
+
+class SuperuserWhoReviewsTests(AccessTestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.people = people_with_combinations()
+        cls.people["root"] = get_user_model().objects.create_superuser("root", password="x")
+        cls.benchmark, (cls.item,) = assigned(
+            "root-blind", [cls.people["reviewer2"], cls.people["root"]], items=1
+        )
+        secret_reject(cls.item, cls.people["reviewer2"])
+
+    def test_a_superuser_under_review_is_blinded_too(self):
+        url = f"/api/items/{self.item.pk}/reviews/"
+        self.assert_hidden(self.api("root", url), 403, SECRET)
+        history = reverse("item-history", args=[self.item.pk])
+        self.assert_hidden(self.page("root", history), 403, SECRET)
+        review(self.item, self.people["root"], "accept")
+        self.assertContains(self.api("root", url), SECRET)
