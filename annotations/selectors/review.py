@@ -11,7 +11,7 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, F, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
@@ -28,6 +28,7 @@ from annotations.models import (
     ItemStatus,
     Prediction,
     Review,
+    ReviewChange,
     Run,
 )
 from annotations.selectors import visibility
@@ -97,19 +98,26 @@ class ReviewPage:
     assignment: Assignment
     review: Review | None  # the viewer's own review, if any
     progress: Progress
+    can_change: bool = False  # my review may still change: no other review of it is in
 
 
 def review_page(user, pk: int) -> ReviewPage:
     """An item assigned to `user`, with its images and the user's own review: 404 otherwise;
     403 while the user answers a human baseline of its benchmark (the page shows the gold).
 
-    Only the viewer's own review is loaded, never another reviewer's (blinding).
+    Only the viewer's own review is loaded, never another reviewer's (blinding): whether any
+    other review of this version is in comes as one boolean, in the same query.
     """
+    others_in = Review.objects.filter(
+        item=OuterRef("item_id"), item_version=OuterRef("item__version")
+    ).exclude(reviewer=user)
     rows = visibility.with_gold_hidden(
         Assignment.objects.all(), user, benchmark_path="item__benchmark"
     )
     assignment = get_object_or_404(
-        rows.select_related("item__benchmark").prefetch_related(
+        rows.select_related("item__benchmark")
+        .annotate(others_in=Exists(others_in))
+        .prefetch_related(
             Prefetch("item__item_images", queryset=ItemImage.objects.select_related("image")),
             Prefetch(
                 "item__reviews",
@@ -124,7 +132,19 @@ def review_page(user, pk: int) -> ReviewPage:
         raise PermissionDenied(_("Review this item once your human-baseline session is over."))
     item = assignment.item
     own = item.own_reviews[0] if item.own_reviews else None
-    return ReviewPage(item=item, assignment=assignment, review=own, progress=queue_progress(user))
+    can_change = (
+        own is not None
+        and own.item_version == item.version
+        and item.status == ItemStatus.IN_REVIEW
+        and not assignment.others_in
+    )
+    return ReviewPage(
+        item=item,
+        assignment=assignment,
+        review=own,
+        progress=queue_progress(user),
+        can_change=can_change,
+    )
 
 
 def item_reviews(item: Item, *, slots: dict[int, int] | None = None) -> list[Review]:
@@ -138,14 +158,42 @@ def item_reviews(item: Item, *, slots: dict[int, int] | None = None) -> list[Rev
     return sorted(reviews, key=lambda r: (r.item_version, r.slot or 99, r.pk))
 
 
-def adjudication_queue(user) -> QuerySet:
-    """Disputed items in `user`'s scope that they may see unblinded, oldest dispute first."""
+def _disputed(user) -> QuerySet:
+    """Disputed items in `user`'s scope that they may see unblinded (selectors.visibility)."""
     disputed = visibility.in_scope(Item.objects.filter(status=ItemStatus.DISPUTED), user)
     return (
         disputed.exclude(visibility.items_blinded_for(user))
         .select_related("benchmark")
         .order_by("updated_at", "id")
     )
+
+
+def _reviewed_by(user) -> Exists:
+    return Exists(Review.objects.filter(item=OuterRef("pk"), reviewer=user))
+
+
+def adjudication_queue(user) -> QuerySet:
+    """Disputed items `user` may settle (never one they reviewed), oldest dispute first."""
+    return _disputed(user).exclude(_reviewed_by(user))
+
+
+def adjudication_overview(user) -> QuerySet:
+    """Every disputed item `user` may see, each with `reviewed_by_me`: those another
+    adjudicator must settle."""
+    return _disputed(user).annotate(reviewed_by_me=_reviewed_by(user))
+
+
+def review_may_change(user, item: Item) -> bool:
+    """Whether `user`'s review of the item's version may still change: no other review is in."""
+    if item.status != ItemStatus.IN_REVIEW:
+        return False
+    reviews = Review.objects.filter(item=item, item_version=item.version)
+    return reviews.filter(reviewer=user).exists() and not reviews.exclude(reviewer=user).exists()
+
+
+def reviewed_by(user, item: Item) -> bool:
+    """Whether `user` reviewed `item` (any version): then they may not adjudicate it."""
+    return Review.objects.filter(item=item, reviewer=user).exists()
 
 
 @dataclass
@@ -185,7 +233,7 @@ def adjudication_page(user, pk: int) -> AdjudicationPage:
 @dataclass
 class HistoryEvent:
     at: datetime
-    kind: str  # assigned / review / revision / adjudication
+    kind: str  # assigned / review / review_change / revision / adjudication
     who: str
     obj: object = None
     extra: dict = field(default_factory=dict)
@@ -212,7 +260,11 @@ def item_history(item: Item) -> list[HistoryEvent]:
                 adjudication,
             )
         )
-    order = {"revision": 0, "assigned": 1, "review": 2, "adjudication": 3}
+    for change in ReviewChange.objects.filter(item=item).select_related("reviewer"):
+        events.append(
+            HistoryEvent(change.created_at, "review_change", _name(change.reviewer), change)
+        )
+    order = {"revision": 0, "assigned": 1, "review": 2, "review_change": 2, "adjudication": 3}
     return sorted(events, key=lambda e: (e.at, order[e.kind]))
 
 

@@ -17,7 +17,6 @@ throughput bench all call. Its guarantees:
 from __future__ import annotations
 
 import logging
-import os
 import queue
 import threading
 import time
@@ -58,6 +57,7 @@ from annotations.models import (
 )
 from annotations.scoring import breakdown, extract_mcq, extract_medqdeg, is_refusal
 from annotations.scoring.judge import build_judge_prompt, read_judge_reply
+from annotations.services import secrets
 from annotations.services.errors import DomainError
 from annotations.services.images import image_bytes
 from annotations.services.triage import triage_schedule
@@ -130,19 +130,26 @@ def endpoint_ensure_baseline(*, baseline: str) -> ModelEndpoint:
 
 
 def endpoint_ensure_openai(
-    *, name: str, base_url: str, model: str, api_key_env: str = "", params: dict | None = None
+    *,
+    name: str,
+    base_url: str,
+    model: str,
+    api_key_env: str = "",
+    params: dict | None = None,
+    api_key: str = "",
 ) -> ModelEndpoint:
-    """An OpenAI-compatible endpoint by name, updated to the given URL, model and key variable."""
-    endpoint, _created = ModelEndpoint.objects.update_or_create(
-        name=name,
-        defaults={
-            "kind": EndpointKind.OPENAI,
-            "base_url": base_url,
-            "model": model,
-            "api_key_env": api_key_env,
-            "params": params or {},
-        },
-    )
+    """An OpenAI-compatible endpoint by name, updated to the given URL, model and key (a
+    prefixed variable's name, or a typed key stored encrypted; see services.secrets)."""
+    defaults = {
+        "kind": EndpointKind.OPENAI,
+        "base_url": secrets.base_url_check(base_url),
+        "model": model,
+        "api_key_env": secrets.key_env_check(api_key_env),
+        "params": params or {},
+    }
+    if api_key or api_key_env:
+        defaults["api_key_encrypted"] = secrets.key_encrypt(api_key)
+    endpoint, _created = ModelEndpoint.objects.update_or_create(name=name, defaults=defaults)
     return endpoint
 
 
@@ -332,14 +339,7 @@ def judge_for(run: Run) -> Any:
 
 
 def _chat_provider(endpoint: ModelEndpoint) -> Any:
-    api_key = None
-    if endpoint.api_key_env:
-        api_key = os.environ.get(endpoint.api_key_env)
-        if not api_key:
-            raise DomainError(
-                _("The environment variable %(name)s holding the API key is not set.")
-                % {"name": endpoint.api_key_env}
-            )
+    api_key = secrets.endpoint_api_key(endpoint)
     params = endpoint.params or {}
     settings_used = tuple(sorted((key, params[key]) for key in _CLIENT_PARAMS if key in params))
     return _openai_provider(endpoint.base_url, endpoint.model, api_key, settings_used)

@@ -64,7 +64,8 @@ class ScopedListQueryTests(AccessTestCase):
         # session, user, roles, then one query per list (two for the dashboard's counts and the
         # pairs page's progress and blinded benchmarks)
         self.assertEqual(after["elsewhere"], [5, 5, 4])
-        self.assertEqual(after["adjudicator"], [5, 4, 4, 5])
+        # the adjudication list: count, page of disputes, the first one he may settle
+        self.assertEqual(after["adjudicator"], [6, 4, 4, 5])
         self.assertEqual(after["api"], [2])  # benchmarks, counts (roles cached on the user)
         self.assertEqual(
             self.page("adjudicator", reverse("adjudication")).context["page"].paginator.count, 6

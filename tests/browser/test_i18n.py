@@ -52,18 +52,15 @@ def world(settings, tmp_path):
     for item in items:  # large frames, as in real work
         item.item_images.update(image=_large_image(item.source_index))
     write_case(tmp_path / "cases", "GX-ZH-0001", phases=SMALL_GEOMETRY)
-    gastricx_import(path=tmp_path / "cases", name="gx-zh", user=people["curator"])
-    case = Case.objects.get(case_id="GX-ZH-0001")
-    # The case's questions are the reviewers' too: the case is in their scope.
-    assignments_create(
-        benchmark=case.benchmark, reviewers=[people["reviewer"], people["reviewer2"]], per_item=2
-    )
+    cases = gastricx_import(path=tmp_path / "cases", name="gx-zh", user=people["curator"])
+    # The case's questions go to the reviewers after the frames: alice draws boxes as their reviewer.
+    assignments_create(benchmark=cases, reviewers=[people["reviewer"], people["reviewer2"]])
     first = make_done_run(benchmark, items, label="model-one", answers={1: "B"})
     second = make_done_run(benchmark, items, label="model-two", answers={2: "C"})
     session = grading_session_create(run_a=first, run_b=second, created_by=people["curator"])
     yield {
         "items": items,
-        "case": case,
+        "case": Case.objects.get(case_id="GX-ZH-0001"),
         "session": session,
     }
     memmaps.clear()

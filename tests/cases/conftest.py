@@ -37,22 +37,17 @@ def people(db):
 def imported(tmp_path, people):
     """A benchmark 'gx' with one case of four awkward-geometry phases; returns the Case."""
     write_case(tmp_path / "cases", "GX-T-0001")
-    gastricx_import(path=tmp_path / "cases", name="gx", user=people["curator"])
-    return _assigned(Case.objects.get(case_id="GX-T-0001"), people)
+    benchmark = gastricx_import(path=tmp_path / "cases", name="gx", user=people["curator"])
+    # Its questions go to the two reviewers: the case is in their scope (selectors.visibility).
+    assignments_create(benchmark=benchmark, reviewers=[people["reviewer"], people["reviewer2"]])
+    return Case.objects.get(case_id="GX-T-0001")
 
 
 @pytest.fixture
 def small_case(tmp_path, people):
-    """Three small phases (arterial, venous, delayed) in benchmark 'gxs'; returns the Case."""
+    """Three small phases (arterial, venous, delayed) in benchmark 'gxs', its questions given to
+    the two reviewers (boxes are drawn by a case's reviewers); returns the Case."""
     write_case(tmp_path / "small", "GX-S-0001", phases=SMALL_GEOMETRY)
-    gastricx_import(path=tmp_path / "small", name="gxs", user=people["curator"])
-    return _assigned(Case.objects.get(case_id="GX-S-0001"), people)
-
-
-def _assigned(case: Case, people: dict) -> Case:
-    """The case's questions double-assigned to the two reviewers, so that the case is in their
-    scope (selectors.visibility); the adjudicator and the outsider stay outside."""
-    assignments_create(
-        benchmark=case.benchmark, reviewers=[people["reviewer"], people["reviewer2"]], per_item=2
-    )
-    return case
+    benchmark = gastricx_import(path=tmp_path / "small", name="gxs", user=people["curator"])
+    assignments_create(benchmark=benchmark, reviewers=[people["reviewer"], people["reviewer2"]])
+    return Case.objects.get(case_id="GX-S-0001")
