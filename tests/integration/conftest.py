@@ -211,7 +211,12 @@ def _switch(app, url: str, options: dict) -> None:
     os.environ["CELERY_BROKER_URL"] = url
     app.conf.broker_url = url
     app.conf.broker_transport_options = options
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
+    # kombu keeps its pools in a registry by URL: a pool closed here would come back closed when
+    # the app returns to that URL, so the registry is emptied too.
+    from kombu import pools
+
+    pools.reset()
+    app._pool = None
     app.amqp._producer_pool = None
+    # The control mailbox (purge, inspect) caches its producer pool too: forget it likewise.
+    app.control.mailbox.__dict__.pop("producer_pool", None)
