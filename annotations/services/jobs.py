@@ -277,7 +277,13 @@ def _chunk_finish(lease: Lease, job_id: int, result: dict) -> Lease | None:
             return None
         if JobChunk.objects.filter(job_id=job_id).exclude(status=JobStatus.DONE).exists():
             return None
-        return lease_claim(Job.objects.filter(status=JobStatus.RUNNING), job_id)
+        # The job's own lease, taken on where its planning left it: a job that a worker claims
+        # again (after the reaper requeued it) has a new one, which fences this one off.
+        running = Job.objects.filter(pk=job_id, status=JobStatus.RUNNING)
+        attempt = running.values_list("attempts", flat=True).first()
+        if attempt is None or not running.update(heartbeat_at=timezone.now()):
+            return None
+        return Lease(Job, job_id, attempt)
 
 
 def _chunk_fail(lease: Lease, chunk: JobChunk, message: str) -> None:
