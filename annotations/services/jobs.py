@@ -339,3 +339,18 @@ def job_send(*, job_id: int, kind: str) -> None:
 
     task = {"degrade": benchmark_degrade_task, "triage": triage_benchmark_task}[kind]
     task.delay(job_id)
+
+
+def background_retry(*, work: Job | object) -> None:
+    """Retry failed background work from the Jobs page, through the retry of its own kind: a
+    model run's (its failed and unanswered items), a release's (a fresh build) or a job's."""
+    from annotations.models import Release, Run  # import cycle through the runs services
+    from annotations.services.releases import release_retry
+    from annotations.services.runs import run_retry
+
+    if isinstance(work, Run):
+        run_retry(run=work)
+    elif isinstance(work, Release):
+        release_retry(release=work)
+    else:
+        job_retry(job=work)

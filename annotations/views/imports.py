@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotations.access import CURATOR, role_required
 from annotations.models import Benchmark, Job
+from annotations.selectors.jobs import job_chunks
 from annotations.services.jobs import job_create
 from annotations.tasks.imports import benchmark_import_task
 
@@ -77,4 +78,4 @@ def benchmark_import_view(request: HttpRequest) -> HttpResponse:
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=pk)
     template = "annotations/job.html#progress" if request.htmx else "annotations/job.html"
-    return render(request, template, {"job": job})
+    return render(request, template, {"job": job, "chunks": job_chunks(job)})
