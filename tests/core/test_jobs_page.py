@@ -182,9 +182,11 @@ class RetryTests(TestCase):
     def test_the_job_page_retries_a_failed_triage_and_comes_back(self):
         job = Job.objects.create(kind="triage", benchmark=self.benchmark, status="failed")
         self.assertContains(self.client.get(reverse("job", args=[job.pk])), "Retry")
-        with mock.patch("annotations.tasks.triage.triage_benchmark_task.delay") as delay:
-            with self.captureOnCommitCallbacks(execute=True):
-                response = self._retry("job", job.pk, return_to="job")
+        with (
+            mock.patch("annotations.tasks.triage.triage_benchmark_task.delay") as delay,
+            self.captureOnCommitCallbacks(execute=True),
+        ):
+            response = self._retry("job", job.pk, return_to="job")
         self.assertRedirects(response, reverse("job", args=[job.pk]), fetch_redirect_response=False)
         delay.assert_called_once_with(job.pk)
         self.assertEqual(Job.objects.get(pk=job.pk).status, "queued")
@@ -201,7 +203,9 @@ class RetryTests(TestCase):
         delay.assert_called_once_with(run.pk)
         run.refresh_from_db()
         self.assertEqual((run.status, run.total, run.completed), ("queued", 3, 1))
-        self.assertEqual(list(run.predictions.values_list("item_id", flat=True)), [self.items[0].pk])
+        self.assertEqual(
+            list(run.predictions.values_list("item_id", flat=True)), [self.items[0].pk]
+        )
 
     def test_a_failed_release_is_built_again(self):
         release = Release.objects.create(
@@ -229,7 +233,9 @@ class RetryTests(TestCase):
         self.assertEqual(Job.objects.get(pk=upload.pk).status, "failed")
 
     def test_unknown_work_and_human_baselines_are_not_found(self):
-        human = Run.objects.create(benchmark=self.benchmark, kind="human", label="h", status="failed")
+        human = Run.objects.create(
+            benchmark=self.benchmark, kind="human", label="h", status="failed"
+        )
         self.assertEqual(self._retry("run", human.pk).status_code, 404)
         self.assertEqual(self._retry("job", 99999).status_code, 404)
         self.assertEqual(self._retry("volume", 1).status_code, 404)
@@ -240,7 +246,9 @@ class StaleLimitTests(TestCase):
     def test_the_stuck_mark_follows_the_reapers_limit(self):
         make_personas()
         benchmark = make_benchmark("b")
-        Job.objects.create(kind="triage", benchmark=benchmark, status="running", heartbeat_at=_ago(600))
+        Job.objects.create(
+            kind="triage", benchmark=benchmark, status="running", heartbeat_at=_ago(600)
+        )
         self.client.login(username="dave", password=PASSWORD)
         response = self.client.get(reverse("jobs"))
         self.assertFalse(response.context["page"].object_list[0].stuck)

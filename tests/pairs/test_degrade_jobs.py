@@ -36,7 +36,9 @@ def _small_chunks(settings):
 
 
 def _job(benchmark, user=None, seed: int = 4) -> Job:
-    return job_create(kind="degrade", params={**KINDS, "seed": seed}, user=user, benchmark=benchmark)
+    return job_create(
+        kind="degrade", params={**KINDS, "seed": seed}, user=user, benchmark=benchmark
+    )
 
 
 def _benchmark():

@@ -65,7 +65,9 @@ class TriageJobTests(TestCase):
         lease_claim(JobChunk.objects.filter(status="queued"), first.pk, status="running")
         ids = first.params["ids"]
         image_hashes_ensure(benchmark=self.benchmark, ids=(ids[0], ids[0]))  # one of its two
-        JobChunk.objects.filter(pk=first.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+        JobChunk.objects.filter(pk=first.pk).update(
+            heartbeat_at=timezone.now() - timedelta(hours=1)
+        )
 
         self.assertEqual([(r.kind, r.pk) for r in reap_stale()], [("job-chunk", first.pk)])
         job = run_job(self.job.pk)
