@@ -207,11 +207,13 @@ def _celery_app_on(url: str, options: dict):
 def _switch(app, url: str, options: dict) -> None:
     # Celery reads CELERY_BROKER_URL from the environment before its own setting; connections
     # and producers are pooled on first use: drop the pools so that the next task sent opens a
-    # connection to the new broker.
+    # connection to the new broker. Kombu keeps its pools in a registry by broker: a pool closed
+    # but left there would be handed back, closed, when a later test switches back.
+    from kombu import pools
+
     os.environ["CELERY_BROKER_URL"] = url
     app.conf.broker_url = url
     app.conf.broker_transport_options = options
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
+    pools.reset()
+    app._pool = None
     app.amqp._producer_pool = None
