@@ -350,6 +350,9 @@ def _planned_chunk(twins: list[PlannedTwin]) -> PlannedChunk:
 
 def degrade_job_work(job: Job, chunk: JobChunk, progress: Progress, check: Check) -> dict:
     planned = [PlannedTwin(*row) for row in chunk.params["twins"]]
+    # None of the planned twins existed when the job was planned: those found made when the
+    # chunk is taken again after its worker died were made by that worker, for this job.
+    earlier = _planned_made(planned) if chunk.attempts > 1 else 0
     created = degrade_twins(
         planned=planned,
         base_seed=job.params["seed"],
@@ -357,7 +360,16 @@ def degrade_job_work(job: Job, chunk: JobChunk, progress: Progress, check: Check
         progress=progress,
         check=check,
     )
-    return {"created": created}
+    return {"created": earlier + created}
+
+
+def _planned_made(planned: list[PlannedTwin]) -> int:
+    made = set(
+        Item.objects.filter(clean_twin_id__in={t.clean_id for t in planned}).values_list(
+            "clean_twin_id", "degradation_type", "degradation_severity", "degradation_seed"
+        )
+    )
+    return sum((t.clean_id, t.kind, t.severity, t.seed) in made for t in planned)
 
 
 def degrade_job_finish(job: Job, chunks: list[JobChunk]) -> dict:

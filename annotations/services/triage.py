@@ -64,7 +64,7 @@ from annotations.services.errors import DomainError
 from annotations.services.jobs import Check, ChunkedWork, PlannedChunk
 
 BATCH = 2000
-HASH_BATCH = 200
+HASH_BATCH = 50  # images hashed between two progress writes (a second or two of real frames)
 Progress = Callable[[int], None]
 
 

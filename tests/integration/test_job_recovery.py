@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from django.conf import settings
+from django.db.models import F
 from django.test import Client
 from django.urls import reverse
 from PIL import Image as PILImage
@@ -33,7 +34,9 @@ CLEAN_CT = 6
 DEGRADE = {"kinds": ["low_dose", "sparse_view", "gaussian_noise"], "severities": ["mild", "severe"]}
 TWINS = CLEAN_CT * 6  # three kinds at two severities
 TRIAGE_IMAGES = 300
-CHUNKS = {"JOB_DEGRADE_CHUNK": "6", "JOB_TRIAGE_CHUNK": "10"}  # a clean item; ten images
+# Two clean items (two progress writes) per degradation chunk; 100 images (two progress writes,
+# HASH_BATCH) per triage chunk: a chunk whose first half is stored has seconds of work left.
+CHUNKS = {"JOB_DEGRADE_CHUNK": "12", "JOB_TRIAGE_CHUNK": "100"}
 
 
 @pytest.fixture(autouse=True)
@@ -52,16 +55,15 @@ def _image_files() -> set[str]:
     return {str(p.relative_to(root)) for p in (root / "images").rglob("*") if p.is_file()}
 
 
-def _kill_mid_job(worker, job: Job, *, done_at_least: int) -> list[int]:
-    """Kill the worker once some of the job is stored and a chunk is being worked on; the ids of
-    the chunks it was holding."""
+def _kill_mid_job(worker, job: Job) -> list[int]:
+    """Kill the worker when a chunk is half done (its first half stored, the rest in the works);
+    the ids of the chunks it was holding."""
 
-    def in_the_middle() -> bool:
-        job.refresh_from_db()
-        running = JobChunk.objects.filter(job=job, status=JobStatus.RUNNING).exists()
-        return running and done_at_least <= job.done < job.total
+    def half_done() -> bool:
+        running = JobChunk.objects.filter(job=job, status=JobStatus.RUNNING)
+        return running.filter(done__gt=0, done__lt=F("total")).exists()
 
-    wait_for(in_the_middle, timeout=180)
+    wait_for(half_done, timeout=180)
     worker.kill()
     held = list(
         JobChunk.objects.filter(job=job, status=JobStatus.RUNNING).values_list("pk", flat=True)
@@ -109,7 +111,7 @@ def test_a_degradation_job_survives_the_death_of_its_worker(
     job = Job.objects.get(kind="degrade")
     assert response.url == reverse("job", args=[job.pk])
 
-    held = _kill_mid_job(worker, job, done_at_least=6)
+    held = _kill_mid_job(worker, job)
     job = _finish_with_a_new_worker(celery_worker_process, tmp_path, broker, job, held)
 
     assert job.result == {"benchmark": "ct-kill", "created": TWINS}
@@ -160,7 +162,7 @@ def test_a_triage_recomputation_survives_the_death_of_its_worker(
     client.post(reverse("triage-recompute", args=[benchmark.name]))
     job = Job.objects.get(kind="triage")
 
-    held = _kill_mid_job(worker, job, done_at_least=20)
+    held = _kill_mid_job(worker, job)
     job = _finish_with_a_new_worker(celery_worker_process, tmp_path, broker, job, held)
 
     assert (job.total, job.result["items"]) == (TRIAGE_IMAGES, TRIAGE_IMAGES)
