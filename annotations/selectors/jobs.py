@@ -21,7 +21,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Concat
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -36,6 +36,7 @@ COLUMNS = (
     "source",
     "row_id",
     "kind",
+    "label",
     "bench",
     "state",
     "done_steps",
@@ -58,6 +59,7 @@ class WorkRow:
     source: str  # job, run or release
     row_id: int
     kind: str
+    label: str  # a run's label, a release's name and version
     bench: str | None
     state: str  # queued, running, done, failed or cancelled (a release's states mapped)
     done_steps: int
@@ -98,6 +100,7 @@ def _jobs() -> QuerySet:
     return Job.objects.annotate(
         source=Value("job"),
         row_id=F("pk"),
+        label=Value(""),
         bench=Coalesce(
             F("benchmark__name"), KeyTextTransform("name", "params"), output_field=CharField()
         ),
@@ -139,6 +142,7 @@ def _releases() -> QuerySet:
         source=Value("release"),
         row_id=F("pk"),
         kind=Value("release"),
+        label=Concat("name", Value(" "), "version", output_field=CharField()),
         bench=F("benchmark__name"),
         state=Case(
             When(status="building", then=Value("running")),
