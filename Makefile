@@ -3,6 +3,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 PYTEST_ARGS ?=
+# The settings keep DEBUG off unless told: the demo server and the test suite are development.
+export DEBUG ?= 1
 
 .PHONY: run test chromium gettext lint check-deploy integration clean
 
@@ -48,8 +50,9 @@ integration: $(VENV)/.installed-test
 	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/0} \
 	$(PY) -m pytest -m "not browser" $(PYTEST_ARGS)
 
+# Exactly what a deployment must set: a key and its host names; DEBUG is off when unset.
 check-deploy: $(VENV)/.installed
-	DEBUG=0 SECRET_KEY=$$(head -c 48 /dev/urandom | base64) ALLOWED_HOSTS=clinreview.example.org \
+	env -u DEBUG SECRET_KEY=$$(head -c 48 /dev/urandom | base64) ALLOWED_HOSTS=clinreview.example.org \
 	$(PY) manage.py check --deploy --fail-level WARNING
 
 lint: $(VENV)/.installed-test

@@ -74,6 +74,7 @@ TRIAGE_REASON_LABELS = {
     "empty_option": _("Option read as empty"),
     "gt_mismatch": _("gt text ≠ answer option"),
     "duplicate_options": _("Duplicated options"),
+    "degradation_modality_mismatch": _("Degradation not of this modality"),
     "reviewer_rejected": _("Rejected by a reviewer"),
     "reviewer_edited": _("Edited by a reviewer"),
     "slow_review": _("Unusually long review"),

@@ -40,6 +40,7 @@ urlpatterns = [
     ),
     path("pairs/next/", pair_views.pair_next, name="pair-next"),
     path("pairs/<int:pk>/", pair_views.pair_review, name="pair-review"),
+    path("pairs/<int:pk>/withdraw/", pair_views.pair_withdraw, name="pair-withdraw"),
     path(
         "benchmarks/<slug:name>/degrade/",
         pair_views.benchmark_degrade_view,
@@ -80,6 +81,11 @@ urlpatterns = [
     path("volumes/<int:pk>/voxels", volume_views.volume_voxels, name="volume-voxels"),
     path("review/", review_views.queue, name="review-queue"),
     path("review/items/<int:pk>/", review_views.review_item, name="review-item"),
+    path(
+        "review/items/<int:pk>/withdraw/",
+        review_views.review_withdraw_view,
+        name="review-withdraw",
+    ),
     path("items/<int:pk>/history/", adjudication_views.item_history, name="item-history"),
     path("adjudication/", adjudication_views.adjudication_list, name="adjudication"),
     path("adjudication/items/<int:pk>/", adjudication_views.adjudicate, name="adjudicate"),

@@ -7,6 +7,7 @@ file system); production sets DATABASE_URL, CELERY_BROKER_URL, SECRET_KEY, ALLOW
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -39,7 +40,10 @@ def env_list(name: str, default: str) -> list[str]:
     return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
 
 
-DEBUG = env_bool("DEBUG", True)  # development default; production sets DEBUG=0
+# Off unless the environment says DEBUG=1: a deployment that forgets it must not show debug pages.
+DEBUG = env_bool("DEBUG", False)
+# The mode the environment chose; test runners switch DEBUG off while they run, this stays.
+DEVELOPMENT = DEBUG
 # The development key only works with DEBUG on; production must set SECRET_KEY.
 SECRET_KEY = env_str("SECRET_KEY") or ("dev-only-insecure-key" if DEBUG else "")
 if not SECRET_KEY:
@@ -68,7 +72,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
+    "axes",
     "drf_spectacular",
     "django_htmx",
     "template_partials",
@@ -77,6 +82,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "annotations.middleware.UndecodableInputMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -87,6 +93,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last: a locked-out login (django-axes) is answered here, after the view recorded it.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "clinreview.urls"
@@ -126,9 +134,25 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 12},
+    },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# django-axes counts failed logins (web form and POST /api/token/) in the database, so every web
+# process sees the same count: locked per user name and, separately, per client address.
+AUTHENTICATION_BACKENDS = [
+    "annotations.auth.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "annotations.views.accounts.locked_out"
+AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
@@ -154,12 +178,24 @@ MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 2 * 1024**3)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
-# Pseudonyms for de-identified DICOM stay stable across imports with the same secret.
-DEID_SECRET = env_str("DEID_SECRET") or SECRET_KEY
+# Pseudonyms for de-identified DICOM stay stable across imports with the same secret. It is not
+# SECRET_KEY (rotating that must not change every pseudonym); production must set its own, which
+# the DICOM import enforces (so `check --deploy` passes on a web server that imports none).
+DEID_SECRET = env_str("DEID_SECRET") or ("dev-only-deid-secret" if DEBUG else "")
+
+# Model endpoints: a key comes from an environment variable with this prefix (never any server
+# setting), or is stored encrypted with ENDPOINT_KEY_ENCRYPTION_KEY (a Fernet key).
+ENDPOINT_KEY_ENV_PREFIX = env_str("ENDPOINT_KEY_ENV_PREFIX", "CLINREVIEW_KEY_")
+ENDPOINT_KEY_ENCRYPTION_KEY = env_str("ENDPOINT_KEY_ENCRYPTION_KEY")
+# Host names a model endpoint may be on (empty: any); ".example.org" allows its subdomains.
+ENDPOINT_ALLOWED_HOSTS = env_list("ENDPOINT_ALLOWED_HOSTS", "")
+
+# Debug pages and error reports mask every setting and request variable holding a credential.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "clinreview.debug.CredentialsHidingFilter"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "knox.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -167,6 +203,12 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "annotations.api.errors.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+}
+# API tokens (POST /api/token/): stored as digests, expire, revoked at logout.
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(hours=env_int("API_TOKEN_HOURS", 24)),
+    "AUTH_HEADER_PREFIX": "Token",
+    "TOKEN_LIMIT_PER_USER": 20,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ClinReview API",
@@ -228,7 +270,14 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Only behind a proxy that sets it (and strips it from clients): "HTTP_X_FORWARDED_PROTO,https".
+_proxy_header = env_list("SECURE_PROXY_SSL_HEADER", "")
+if len(_proxy_header) == 2:
+    SECURE_PROXY_SSL_HEADER = tuple(_proxy_header)
+elif _proxy_header:
+    raise RuntimeError(
+        "SECURE_PROXY_SSL_HEADER must be 'HEADER,value', e.g. HTTP_X_FORWARDED_PROTO,https"
+    )
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True

@@ -7,3 +7,6 @@ import tempfile
 
 # Media, releases and the broker's folders of the test run live in a fresh temporary folder.
 os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="clinreview-test-"))
+# The suite runs the development configuration (plain HTTP, dev keys); DEBUG is off by default,
+# and tests of the production defaults start their own processes without it.
+os.environ.setdefault("DEBUG", "1")

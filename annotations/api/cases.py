@@ -127,7 +127,8 @@ class CaseDetailApi(APIView):
 
 
 class VolumeBoxesApi(APIView):
-    """GET: the boxes of a volume. POST: draw a new 3D box, answered with its `mm` corners."""
+    """GET: the boxes of a volume. POST: draw a new 3D box (a reviewer's proposal on a case they
+    review, or a curator's), answered with its `mm` corners."""
 
     permission_classes = ANY_ROLE
 
@@ -188,12 +189,14 @@ def _box_or_404(pk: int) -> Box:
 
 
 class BoxUpdateApi(APIView):
-    """PATCH a box's label and/or coordinates, based on `version` (409 if stale)."""
+    """PATCH a box's label and/or coordinates, based on `version` (409 if stale): a reviewer's
+    own proposal on a case they review, or a curator's correction (`note` says why); else 403."""
 
     permission_classes = ANY_ROLE
 
     class InputSerializer(serializers.Serializer):
         version = serializers.IntegerField(min_value=1)
+        note = serializers.CharField(required=False, allow_blank=True, max_length=500)
         label = serializers.CharField(required=False)
         voxel = serializers.ListField(
             child=serializers.IntegerField(), min_length=4, max_length=6, required=False
@@ -210,13 +213,15 @@ class BoxUpdateApi(APIView):
 
 
 class BoxReviewApi(APIView):
-    """Accept or reject a box (e.g. an imported one), based on `version` (409 if stale)."""
+    """Accept or reject a box, based on `version` (409 if stale): an adjudicator settling a
+    dispute of its case or image, or a curator's correction (`note` says why); else 403."""
 
     permission_classes = ANY_ROLE
 
     class InputSerializer(serializers.Serializer):
         version = serializers.IntegerField(min_value=1)
         state = serializers.ChoiceField(choices=["accepted", "rejected"])
+        note = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
     @extend_schema(request=InputSerializer, responses=BoxOutputSerializer)
     def post(self, request, pk: int):

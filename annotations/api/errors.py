@@ -6,7 +6,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from annotations.services.errors import ConflictError, DomainError
+from annotations.services.errors import ConflictError, DomainError, NotAllowedError
 
 
 def exception_handler(exc, context):
@@ -15,6 +15,8 @@ def exception_handler(exc, context):
             {"detail": str(exc), "code": "conflict", "current_version": exc.current_version},
             status=status.HTTP_409_CONFLICT,
         )
+    if isinstance(exc, NotAllowedError):
+        return Response({"detail": str(exc), "code": exc.code}, status=status.HTTP_403_FORBIDDEN)
     if isinstance(exc, DomainError):
         return Response({"detail": str(exc), "code": exc.code}, status=status.HTTP_400_BAD_REQUEST)
     return drf_exception_handler(exc, context)

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
@@ -15,6 +20,7 @@ from annotations.models import AdjudicationChoice, Benchmark, Item, RejectReason
 from annotations.selectors import review as selectors
 from annotations.services import review as services
 from annotations.services.agreement import benchmark_agreement, finite
+from annotations.services.review_changes import review_change, review_withdraw
 
 ERROR = inline_serializer(
     "ReviewError",
@@ -157,8 +163,45 @@ class ItemReviewsApi(APIView):
         return Response(self.OutputSerializer(body).data, status=status.HTTP_201_CREATED)
 
 
+class ItemReviewMineApi(APIView):
+    """PUT: change my verdict; DELETE (`?version=N`): withdraw it. Both only until another
+    review of the item is in (then 403); the earlier verdict stays in the item's history."""
+
+    permission_classes = [HasRole.of(REVIEWER)]
+
+    @extend_schema(
+        request=ItemReviewsApi.InputSerializer,
+        responses={200: ItemReviewsApi.OutputSerializer, 400: ERROR, 403: ERROR, 409: ERROR},
+    )
+    def put(self, request, pk: int):
+        data = ItemReviewsApi.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        item = get_object_or_404(Item.objects.select_related("benchmark"), pk=pk)
+        outcome = review_change(item=item, reviewer=request.user, **data.validated_data)
+        body = {
+            "id": outcome.review.pk,
+            "verdict": outcome.review.verdict,
+            "item_status": outcome.status,
+            "item_version": outcome.version,
+        }
+        return Response(ItemReviewsApi.OutputSerializer(body).data)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("version", int, required=True)],
+        responses={204: None, 400: ERROR, 403: ERROR, 409: ERROR},
+    )
+    def delete(self, request, pk: int):
+        version = serializers.IntegerField(min_value=1).run_validation(
+            request.query_params.get("version")
+        )
+        item = get_object_or_404(Item, pk=pk)
+        review_withdraw(item=item, reviewer=request.user, version=version)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 class ItemAdjudicationApi(APIView):
-    """Resolve a disputed item: take review a or b, or write a new version (or reject it)."""
+    """Resolve a disputed item: take review a or b, or write a new version (or reject it).
+    An item's reviewers never adjudicate it (403), whatever their roles."""
 
     permission_classes = [HasRole.of(ADJUDICATOR)]
 
@@ -177,7 +220,8 @@ class ItemAdjudicationApi(APIView):
         item_version = serializers.IntegerField()
 
     @extend_schema(
-        request=InputSerializer, responses={201: OutputSerializer, 400: ERROR, 409: ERROR}
+        request=InputSerializer,
+        responses={201: OutputSerializer, 400: ERROR, 403: ERROR, 409: ERROR},
     )
     def post(self, request, pk: int):
         data = self.InputSerializer(data=request.data)

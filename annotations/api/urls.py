@@ -13,6 +13,7 @@ from annotations.api import views
 
 urlpatterns = [
     path("token/", views.TokenObtainApi.as_view(), name="api-token"),
+    path("token/revoke/", views.TokenRevokeApi.as_view(), name="api-token-revoke"),
     path("benchmarks/", views.BenchmarkListApi.as_view(), name="api-benchmarks"),
     path("cases/<int:pk>/", case_api.CaseDetailApi.as_view(), name="api-case"),
     path("volumes/<int:pk>/", case_api.VolumeDetailApi.as_view(), name="api-volume"),
@@ -33,6 +34,11 @@ urlpatterns = [
     path("queue/next/", review_api.QueueNextApi.as_view(), name="api-queue-next"),
     path("items/<int:pk>/", review_api.ItemDetailApi.as_view(), name="api-item"),
     path("items/<int:pk>/reviews/", review_api.ItemReviewsApi.as_view(), name="api-item-reviews"),
+    path(
+        "items/<int:pk>/reviews/mine/",
+        review_api.ItemReviewMineApi.as_view(),
+        name="api-item-review-mine",
+    ),
     path(
         "items/<int:pk>/adjudication/",
         review_api.ItemAdjudicationApi.as_view(),

@@ -30,7 +30,10 @@ ENDOBENCH_TSV_COLUMNS = (
 )
 _JSON_REQUIRED_KEYS = ("question", "options", "answer", "image_path")
 JSON_KEYS = ("id", "question", "options", "answer", "gt", *TAXONOMY_FIELDS, "image_path")
+# Keys the reader maps itself; any other key of an item becomes an extra column of its own.
+_MAPPED_KEYS = frozenset({*JSON_KEYS, "hint"})
 IMAGES_FOLDER = "EndoBench-Images"
+TSV_OPTION_COLUMNS = 6  # EndoBench's TSV has A–F, E and F mostly empty
 
 
 class EndoBenchTsvReader(McqTsvReader):
@@ -54,6 +57,12 @@ class EndoBenchJsonReader:
     paths only) is loaded whole; the images are read one by one while iterating.
     Rows carry the original `image_path` in `image_paths` and the image bytes in
     `images`. Bad items land in `problems`, as with `McqTsvReader`.
+
+    `columns` is the VLMEvalKit header the items map to, so that an import of this file exports
+    as its TSV would (FORMATS.md, EndoBench): `index` from `id`, `image` for the image file,
+    `image_path`, the question, EndoBench's taxonomy, `answer`, `gt`, options `A`… by position,
+    then every other key as an extra column of its own. An `id` that is not an integer is kept
+    as an `id` column (the index is then the item's position).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, validate_images: bool = True) -> None:
@@ -66,8 +75,19 @@ class EndoBenchJsonReader:
 
     @property
     def columns(self) -> list[str]:
-        """The item keys this reader understands (the JSON has no header)."""
-        return list(JSON_KEYS)
+        """The VLMEvalKit TSV header of the items (EndoBench's TSV order, extra keys last)."""
+        core = ["index", "image", "image_path", "question"]
+        if any(isinstance(item, dict) and "hint" in item for item in self._loaded()):
+            core.append("hint")
+        core += ["category", "task", "subtask", "scene", "answer", "dataset", "gt"]
+        core += self.option_letters
+        return core + self._extra_columns()
+
+    def _extra_columns(self) -> list[str]:
+        objects = [item for item in self._loaded() if isinstance(item, dict)]
+        extra = dict.fromkeys(key for item in objects for key in item if key not in _MAPPED_KEYS)
+        keep_id = any("id" in item and not _id_is_index(item["id"]) for item in objects)
+        return [key for key in extra if not _clashes(key)] + ["id"] * keep_id
 
     def close(self) -> None:
         """Nothing to release (images are read and closed one by one); for API parity."""
@@ -80,7 +100,7 @@ class EndoBenchJsonReader:
 
     @property
     def option_letters(self) -> list[str]:
-        """Letters A.. up to the longest option list in the file."""
+        """Letters A–F as in EndoBench's TSV, or A.. up to the longest option list if longer."""
         longest = max(
             (
                 len(item["options"])
@@ -89,13 +109,14 @@ class EndoBenchJsonReader:
             ),
             default=0,
         )
-        return list(string.ascii_uppercase[: min(longest, 26)])
+        return list(string.ascii_uppercase[: min(max(longest, TSV_OPTION_COLUMNS), 26)])
 
     def __iter__(self) -> Iterator[McqRow]:
         self.problems = []
+        letters, extra_columns = self.option_letters, self._extra_columns()
         first_row_of_index: dict[int, int] = {}
         for number, item in enumerate(self._loaded(), start=1):
-            row, problems = self._parse_item(number, item)
+            row, problems = self._parse_item(number, item, letters, extra_columns)
             if row is not None and row.index in first_row_of_index:
                 first = first_row_of_index[row.index]
                 problems.append(
@@ -115,7 +136,9 @@ class EndoBenchJsonReader:
             self._items = _load_json_array(self.path)
         return self._items
 
-    def _parse_item(self, number: int, item: Any) -> tuple[McqRow | None, list[RowProblem]]:
+    def _parse_item(
+        self, number: int, item: Any, letters: list[str], extra_columns: list[str]
+    ) -> tuple[McqRow | None, list[RowProblem]]:
         if not isinstance(item, dict):
             return None, [RowProblem(number, None, "item is not a JSON object")]
         problems = [
@@ -123,9 +146,16 @@ class EndoBenchJsonReader:
         ]
         if problems:
             return None, problems
+        problems += [
+            RowProblem(number, key if key.strip() else None, _clashes(key))
+            for key in item
+            if key not in _MAPPED_KEYS and _clashes(key)
+        ]
         options, option_problem = _options(item["options"])
         if option_problem:
             problems.append(RowProblem(number, "options", option_problem))
+        # Every option column of the file, '' when empty, as the TSV reader gives them.
+        options |= {letter: "" for letter in letters if letter not in options}
         question = _text(item["question"])
         if not question.strip():
             problems.append(RowProblem(number, "question", "empty question"))
@@ -142,10 +172,10 @@ class EndoBenchJsonReader:
             image_ref=None,
             image_paths=[image_path],
             question=question,
-            hint="",
+            hint=_text(item.get("hint")),
             options=options,
             answer=answer,
-            extra=_extra(item),
+            extra=_extra(item, extra_columns),
         )
         return row, problems
 
@@ -190,18 +220,45 @@ def _options(value: Any) -> tuple[dict[str, str], str | None]:
 
 
 def _index(value: Any, number: int) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if _id_is_index(value):
         return int(value)
     return number
 
 
-def _extra(item: dict[str, Any]) -> dict[str, str]:
+def _id_is_index(value: Any) -> bool:
+    """Whether an id is an integer that the index column gives back exactly ("7", not "007")."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return True
+    return (
+        isinstance(value, str) and value.isascii() and value.isdigit() and str(int(value)) == value
+    )
+
+
+def _clashes(key: str) -> str:
+    """Why an extra key cannot be a column of its own ('' when it can)."""
+    if not key.strip():
+        return "a key with no name cannot become a column"
+    if key in ("index", "image") or (len(key) == 1 and key in string.ascii_uppercase):
+        return f"key {key!r} clashes with VLMEvalKit's column of that name"
+    return ""
+
+
+def _extra(item: dict[str, Any], extra_columns: list[str]) -> dict[str, str]:
     extra = {field: _text(item.get(field)) for field in (*TAXONOMY_FIELDS, "gt")}
-    if "id" in item:
-        extra["id"] = _text(item["id"])
+    for column in extra_columns:
+        extra[column] = _cell(item.get(column))
     return extra
+
+
+def _cell(value: Any) -> str:
+    """An extra key's value as a TSV cell: text as it is, other JSON values as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _text(value: Any) -> str:

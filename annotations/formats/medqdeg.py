@@ -2,13 +2,15 @@
 
 Rows come out as `McqRow`s whose `extra` holds canonical values: `modality`
 (e.g. "MRI" for "mr"), `degradation_type` (an id, '' for a clean image) and
-`degradation_severity` ("clean", "mild" or "severe").
+`degradation_severity` ("clean", "mild" or "severe"). A degradation that does not apply to the
+row's modality (`low_dose` on Ultrasound) is imported as it is, with a warning: VLMEvalKit reads
+such a file, and the curator decides.
 """
 
 from __future__ import annotations
 
 from annotations.formats.cells import parse_integer
-from annotations.formats.errors import RowProblem
+from annotations.formats.errors import RowProblem, RowWarning
 from annotations.formats.taxonomy import (
     MODALITIES,
     kind_fits_modality,
@@ -17,6 +19,8 @@ from annotations.formats.taxonomy import (
     normalise_severity,
 )
 from annotations.formats.vlmeval import McqRow, McqTsvReader
+
+DEGRADATION_MODALITY_MISMATCH = "degradation_modality_mismatch"
 
 MEDQDEG_COLUMNS = (
     "index",
@@ -63,27 +67,31 @@ class MedQDegTsvReader(McqTsvReader):
             )
         else:
             extra["degradation_severity"] = severity
-        kind_problem = _normalise_kind(extra, modality, severity)
+        kind_problem = _normalise_kind(extra, severity)
         if kind_problem:
             report("degradation_type", kind_problem)
+        elif modality is not None:
+            self.warnings.extend(_mismatch(row.row, extra["degradation_type"], modality))
         clean_index = extra.get("clean_index", "")
         if clean_index.strip() and parse_integer(clean_index) is None:
             report("clean_index", f"not an integer: {clean_index!r}")
         return problems
 
 
-def _normalise_kind(
-    extra: dict[str, str], modality: str | None, severity: str | None
-) -> str | None:
+def _normalise_kind(extra: dict[str, str], severity: str | None) -> str | None:
     text = extra["degradation_type"]
     kind = normalise_degradation_type(text)
     if kind is None:
         return f"unknown degradation type {text!r}"
     extra["degradation_type"] = kind
-    if not kind:
-        return (
-            "a degraded image needs a degradation type" if severity in ("mild", "severe") else None
-        )
-    if modality is not None and not kind_fits_modality(kind, modality):
-        return f"degradation {kind!r} does not apply to {modality} images"
+    if not kind and severity in ("mild", "severe"):
+        return "a degraded image needs a degradation type"
     return None
+
+
+def _mismatch(row: int, kind: str, modality: str) -> list[RowWarning]:
+    """A warning when a degradation `kind` does not apply to `modality` images."""
+    if not kind or kind_fits_modality(kind, modality):
+        return []
+    detail = f"degradation {kind!r} does not apply to {modality} images"
+    return [RowWarning(row, "degradation_type", DEGRADATION_MODALITY_MISMATCH, detail)]

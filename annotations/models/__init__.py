@@ -18,6 +18,8 @@ from .review import (
     Assignment,
     RejectReason,
     Review,
+    ReviewChange,
+    ReviewChangeAction,
     SeverityJudgement,
     Verdict,
 )
@@ -70,6 +72,8 @@ __all__ = [
     "ReleaseStatus",
     "RevisionReason",
     "Review",
+    "ReviewChange",
+    "ReviewChangeAction",
     "Run",
     "RunKind",
     "RunStatus",

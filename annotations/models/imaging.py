@@ -172,7 +172,8 @@ class BoxRevision(models.Model):
     mm = models.JSONField(null=True, blank=True)
     label = models.CharField(max_length=20)
     state = models.CharField(max_length=20)
-    reason = models.CharField(max_length=40)
+    reason = models.CharField(max_length=40)  # drawn / edited / copied / accepted / rejected …
+    note = models.TextField(blank=True)  # why: the adjudicated item, a curator's explanation
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -91,6 +91,39 @@ class Review(models.Model):
         ]
 
 
+class ReviewChangeAction(models.TextChoices):
+    CHANGED = "changed", _("Changed")
+    WITHDRAWN = "withdrawn", _("Withdrawn")
+
+
+class ReviewChange(models.Model):
+    """A reviewer's own review as it was before they changed or withdrew it.
+
+    A review may be changed or withdrawn only until another review of the item version is in;
+    the review row then holds the new verdict (or is gone), and this row keeps the earlier one.
+    """
+
+    item = models.ForeignKey(
+        "annotations.Item", on_delete=models.CASCADE, related_name="review_changes"
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_changes"
+    )
+    review = models.ForeignKey(
+        Review, null=True, blank=True, on_delete=models.SET_NULL, related_name="changes"
+    )
+    item_version = models.PositiveIntegerField()
+    action = models.CharField(max_length=10, choices=ReviewChangeAction.choices)
+    verdict = models.CharField(max_length=10, choices=Verdict.choices)  # the earlier verdict
+    previous = models.JSONField(default=dict)  # every field of the earlier review
+    reviewed_at = models.DateTimeField()  # when the earlier verdict was given
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "created_at"]
+        indexes = [models.Index(fields=["item", "created_at"], name="review_change_item")]
+
+
 class AdjudicationChoice(models.TextChoices):
     TAKE_A = "a", _("Take review A")
     TAKE_B = "b", _("Take review B")

@@ -15,7 +15,8 @@ class EndpointKind(models.TextChoices):
 class ModelEndpoint(models.Model):
     """A model to run: an OpenAI-compatible chat service or a built-in baseline.
 
-    The API key is never stored: only the name of the environment variable that holds it.
+    Its API key is read from an environment variable named with the configured prefix
+    (`api_key_env`), or stored encrypted (`api_key_encrypted`, a Fernet token); never in clear.
     """
 
     name = models.CharField(max_length=100, unique=True)
@@ -23,6 +24,7 @@ class ModelEndpoint(models.Model):
     base_url = models.URLField(blank=True)
     model = models.CharField(max_length=200, blank=True)
     api_key_env = models.CharField(max_length=100, blank=True)
+    api_key_encrypted = models.TextField(blank=True, editable=False)
     baseline = models.CharField(max_length=20, blank=True)  # random / first / frequent
     params = models.JSONField(default=dict, blank=True)  # temperature, max_tokens, timeout
     prompt_template = models.TextField(blank=True)

@@ -1,16 +1,18 @@
-"""Accuracy with confidence intervals, broken down by any item fields, in one pass over records."""
+"""Accuracy: VLMEvalKit's own tables, exactly, and our breakdowns with confidence intervals.
+
+`vlmeval_acc_table` and `medqdeg_score_table` give the numbers a paper quotes (what VLMEvalKit at
+`VLMEVAL_COMMIT` prints); `breakdown` gives ours by any field (EndoBench scene, task, subtask,
+dataset...), with Wilson intervals, for the pages.
+"""
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-# VLMEvalKit's `report_acc` columns, in its order; an item without a split belongs to "none".
-VLMEVAL_GROUPS: tuple[str, ...] = ("l2-category", "category")
-VLMEVAL_NO_SPLIT = "none"
-OVERALL = "Overall"
+from annotations.scoring.vlmeval import reads_as_nan
 
 
 @dataclass(frozen=True)
@@ -110,42 +112,127 @@ def _sorted_scores(tallies: Mapping[Hashable, _Tally]) -> dict[Hashable, Score]:
     return {value: tallies[value].score() for value in sorted(tallies, key=str)}
 
 
-def vlmeval_report(
-    records: Iterable[Mapping[str, object]], hit_key: str = "hit"
-) -> dict[str, dict[str, Score]]:
-    """VLMEvalKit's `report_acc` table: one row per split, columns Overall, l2-categories, categories.
+# VLMEvalKit's `report_acc` shows these MMBench categories abbreviated.
+MMBENCH_ABBREVIATIONS = {
+    "coarse_perception": "CP",
+    "finegrained_perception (instance-level)": "FP-S",
+    "finegrained_perception (cross-instance)": "FP-C",
+    "logic_reasoning": "LR",
+    "relation_reasoning": "RR",
+    "attribute_reasoning": "AR",
+}
+MEDQDEG_GROUPS: tuple[tuple[str, str], ...] = (
+    ("modality", "Modality"),
+    ("degradation_type", "DegType"),
+    ("degradation_severity", "Severity"),
+    ("source", "Source"),
+)
 
-    Returns `{split: {column: Score}}`, splits sorted, columns in VLMEvalKit's order (Overall,
-    then sorted `l2-category` values, then sorted `category` values). Records without a split go
-    to the split "none", as VLMEvalKit does. Every row has every column; a cell with no items has
-    n=0 and NaN accuracy (VLMEvalKit shows NaN there too). As in VLMEvalKit, a category value equal
-    to an l2-category value shares one column, placed as the l2-category's and
-    holding the category's accuracy. Missing category values are
-    skipped (see `breakdown`); VLMEvalKit's MMBench abbreviations are not applied.
+
+def _mean(hits: Sequence[bool]) -> float:
+    # numpy's and pandas' mean of 0/1 values: an exact sum divided once, NaN for no values.
+    return sum(hits) / len(hits) if hits else math.nan
+
+
+def _column_present(
+    column: str, header: Collection[str] | None, records: Sequence[Mapping[str, object]]
+) -> bool:
+    # VLMEvalKit lower-cases the prediction file's column names before it reports.
+    if header is not None:
+        return column in {name.lower() for name in header}
+    return any(not reads_as_nan(record.get(column)) for record in records)
+
+
+def vlmeval_acc_table(
+    records: Iterable[Mapping[str, object]],
+    *,
+    header: Collection[str] | None = None,
+    hit_key: str = "hit",
+) -> list[dict[str, object]]:
+    """VLMEvalKit's `report_acc` table, one dict per row: {"split": ..., "Overall": ...,
+    l2-category values..., category values...}, the values exactly as VLMEvalKit computes them.
+
+    Values are float64 means of the 0/1 hits (hits / n, no rounding; NaN for a cell without
+    items); VLMEvalKit writes them in full to `*_acc.csv` and prints them with tabulate's
+    default "g" (6 significant digits, `printed_as_vlmeval`). `header` is the release TSV's
+    header (which of split, l2-category, category it has); None: the columns some record fills.
+    As in VLMEvalKit: without a split column one row "none" holds every item; with one, a cell
+    pandas reads as NaN puts its item in no row, and such splits make one row "nan" of NaNs;
+    abilities are sorted, MMBench names abbreviated, and a name met twice (an l2-category equal
+    to a category, or a category named "Overall") keeps its first position and the last values.
+    Not as in VLMEvalKit: its rows come in arbitrary set order, ours sorted ("nan" last); where
+    a category column mixes values and missing cells VLMEvalKit fails (sorting NaN with text),
+    we leave those items out of that column.
     """
-    cells: dict[tuple[str, str | None, str], _Tally] = defaultdict(_Tally)
-    values_by_group: dict[str, set[str]] = {group: set() for group in VLMEVAL_GROUPS}
-    splits: set[str] = set()
-    for record in records:
-        split_value = record.get("split")
-        split = VLMEVAL_NO_SPLIT if is_missing(split_value) else str(split_value)
-        splits.add(split)
+    rows = list(records)
+    if _column_present("split", header, rows):
+        split_of = [_vlmeval_value(record.get("split")) for record in rows]
+        splits = sorted({s for s in split_of if s is not None}) + [None] * (None in split_of)
+    else:
+        split_of, splits = ["none"] * len(rows), ["none"]
+    # One pass: (column, ability, split) -> tally; missing splits (None) fall in no row.
+    tallies: dict[tuple[str, str | None, str], _Tally] = defaultdict(_Tally)
+    abilities: dict[str, set[str | None]] = {}
+    groups = [g for g in ("l2-category", "category") if _column_present(g, header, rows)]
+    for record, split in zip(rows, split_of, strict=True):
         hit = is_hit(record.get(hit_key))
-        cells[split, None, OVERALL].add(hit)
-        for group in VLMEVAL_GROUPS:
-            value = record.get(group)
-            if not is_missing(value):
-                values_by_group[group].add(str(value))
-                cells[split, group, str(value)].add(hit)
-    # Column -> group it is read from. A later group overwrites an equal name but, as in
-    # VLMEvalKit's dict of columns, the column keeps its first position.
-    column_group: dict[str, str | None] = {OVERALL: None}
-    for group in VLMEVAL_GROUPS:
-        column_group.update(dict.fromkeys(sorted(values_by_group[group]), group))
-    return {
-        split: {
-            column: cells.get((split, group, column), _Tally()).score()
-            for column, group in column_group.items()
-        }
-        for split in sorted(splits)
-    }
+        if split is not None:
+            tallies["Overall", None, split].add(hit)
+        for group in groups:
+            value = _vlmeval_value(record.get(group))
+            abilities.setdefault(group, set()).add(value)
+            if value is not None and split is not None:
+                tallies[group, value, split].add(hit)
+    columns: dict[str, tuple[str, str | None]] = {"Overall": ("Overall", None)}
+    for group in groups:
+        present = sorted(value for value in abilities.get(group, ()) if value is not None)
+        if not present and None in abilities.get(group, ()):
+            columns["nan"] = (group, None)  # only missing cells: VLMEvalKit's one NaN column
+        for value in present:
+            columns[MMBENCH_ABBREVIATIONS.get(value, value)] = (group, value)
+    return [
+        {"split": "nan" if split is None else split}
+        | {name: _accuracy(tallies, key, split) for name, key in columns.items()}
+        for split in splits
+    ]
+
+
+def _vlmeval_value(value: object) -> str | None:
+    return None if reads_as_nan(value) else str(value)
+
+
+def _accuracy(tallies: Mapping, key: tuple[str, str | None], split: str | None) -> float:
+    # numpy's mean of 0/1 values: an exact sum divided once; NaN for a cell without items.
+    tally = tallies.get((*key, split)) if split is not None else None
+    return tally.hits / tally.n if tally else math.nan
+
+
+def medqdeg_score_table(
+    records: Iterable[Mapping[str, object]],
+    *,
+    header: Collection[str] | None = None,
+    hit_key: str = "hit",
+) -> dict[str, float | int]:
+    """MedQ-DEG-Bench's own score dict (`MedQDEGBenchDataset.evaluate`), in its key order:
+    Overall, Total, then Modality_<m>, DegType_<t>, Severity_<s>, Source_<s> for each sorted
+    value of those columns present in `header` (None: the columns some record fills).
+
+    Values are float64 means of the hits (hits / n, no rounding); items whose cell is missing
+    (pandas NaN) count in Overall only. VLMEvalKit prints this dict as JSON, in full.
+    """
+    rows = list(records)
+    hits = [is_hit(record.get(hit_key)) for record in rows]
+    table: dict[str, float | int] = {"Overall": _mean(hits), "Total": len(rows)}
+    for field, prefix in MEDQDEG_GROUPS:
+        if not _column_present(field, header, rows):
+            continue
+        values = [_vlmeval_value(record.get(field)) for record in rows]
+        for value in sorted({value for value in values if value is not None}):
+            chosen = [hit for hit, own in zip(hits, values, strict=True) if own == value]
+            table[f"{prefix}_{value}"] = _mean(chosen)
+    return table
+
+
+def printed_as_vlmeval(value: float) -> str:
+    """A table value as VLMEvalKit's log prints it (tabulate's default: 6 significant digits)."""
+    return format(value, "g")

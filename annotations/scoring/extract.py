@@ -1,13 +1,15 @@
-"""Turn a model's free-text answer into an option letter, the way the benchmarks score it.
+"""Turn a model's free-text answer into an option letter exactly as VLMEvalKit does, quirks included.
 
-Two extraction rules live here because the two benchmark families disagree on edge cases, and a
-leaderboard is only comparable with the published one if we score exactly as the reference does:
+Both rules reproduce VLMEvalKit at `VLMEVAL_COMMIT` (see `annotations.scoring.vlmeval`); the
+conformance corpus in tests/scoring/conformance/ is the truth, not these comments:
 
-- `extract_mcq` follows VLMEvalKit's exact-matching path for generic image MCQ (EndoBench, our own
-  releases): `can_infer_option`, then `can_infer_text`, with no judge model (FORMATS.md,
-  "Scoring without a judge model").
-- `extract_medqdeg` follows the MedQ-DEG-Bench dataset class, which upper-cases the answer first
-  and so reads a lower-case "a" as option A.
+- `vlmeval_opt` / `extract_mcq`: the generic multiple-choice exact matching
+  (`extract_answer_from_item` without a judge, i.e. `can_infer`): option letters standing among
+  the last four words, then a first "answer is A–D" statement, then exactly one option text in a
+  short reply. EndoBench, Gastric-X and plain VLMEvalKit releases are scored by it.
+- `medqdeg_value` / `extract_medqdeg`: `MedQDEGBenchDataset._extract_option_letter`.
+
+Readings VLMEvalKit does not make live in `lenient`, never here.
 """
 
 from __future__ import annotations
@@ -16,131 +18,145 @@ import re
 import string
 from collections.abc import Mapping
 
-# VLMEvalKit's `can_infer_option` answers "Z" (counted wrong) when one of these is a substring of
-# the prediction; matching is case-sensitive there, so it is here.
+NO_OPTION = "Z"  # VLMEvalKit's letter for "no option"
+
+# VLMEvalKit answers Z when one of these is a substring of the reply (case and apostrophes exact:
+# a curly apostrophe is not recognised).
 VLMEVAL_REJECT_PHRASES: tuple[str, ...] = (
     "Sorry, I can't help with images of people yet.",
     "I can't process this file.",
     "I'm sorry, but without the image provided",
     "Cannot determine the answer",
-    # VLMEvalKit marks a failed API call this way and then still tries the option texts; we
-    # stop, since text found in an error message is never the model's answer.
-    "Failed to obtain answer via API",
 )
+# Its API wrappers' failure message: it switches off letter reading, not option-text matching.
+API_FAILURE = "Failed to obtain answer via API"
+
+# Only these characters become spaces before the reply is cut into words: "-", quotes, back-ticks
+# and full-width punctuation stay glued to a letter, so "'B'" or "B-" hold no letter.
+_WORD_BREAKS = str.maketrans(dict.fromkeys(".()[],:;!*#{}", " "))
+# A letter counts when its first occurrence is among the last four words. (With VLMEvalKit's
+# VERBOSE environment variable set, a lone A in a reply of more than three words would not;
+# we follow it unset, as the corpus was made.)
+_LAST_WORDS = 4
+# The "answer is" statement: case-insensitive (so "answer is definitely F" reads the "d" of
+# "definitely"), A–D only, optional bold, and the first statement in the reply wins.
+_ANSWER_IS = re.compile(r"(?:correct\s+)?answer\s+is\s+\**([ABCD])\**", re.IGNORECASE)
 
 # Openings of a plain refusal. Only `is_refusal` uses them (to count refusals on a leaderboard):
-# VLMEvalKit still extracts "I'm sorry, but the answer is B" as B, so `extract_mcq` must too.
+# VLMEvalKit still extracts "I'm sorry, but the answer is B" as B, so the extractors must too.
 _REFUSAL_OPENINGS = re.compile(
     r"^\W*(i\s+cannot|i\s+can't|i\s+can\s*not|i'm\s+sorry|i\s+am\s+sorry|sorry\b|"
     r"i'm\s+unable|i\s+am\s+unable|i'm\s+not\s+able|i\s+am\s+not\s+able|unable\s+to\s+determine)",
     re.IGNORECASE,
 )
 
-# `can_infer_option` turns exactly these characters into spaces before splitting into tokens;
-# note that '-', '"' and "'" are NOT among them, so "A-" or "'A'" is not a standalone letter.
-_VLMEVAL_PUNCTUATION = ".()[],:;!*#{}"
-_VLMEVAL_PUNCTUATION_TABLE = str.maketrans(_VLMEVAL_PUNCTUATION, " " * len(_VLMEVAL_PUNCTUATION))
+MEDQDEG_LETTERS = "ABCDE"
+# MedQ-DEG's ordered rules (whole reply a letter; "X." / "X)" / "X " at the start; an
+# "answer is"/"option" pattern; "X:" / "X -" at the start; the first letter standing alone) all
+# run on the upper-cased reply. Its "answer is"/"option" pattern is lower case and so never
+# matches upper-cased text, and every other rule finds the same letter as the last one: the
+# first A–E with no A–Z letter on either side wins.
+_MEDQDEG_LONE_LETTER = re.compile(r"(?<![A-Z])[A-E](?![A-Z])")
 
-# A letter counts only if its first occurrence is among the last four tokens: VLMEvalKit keeps it
-# when `splits.index(letter) > len(splits) - 5`. VLMEvalKit's history holds other variants (no
-# position check at all; no length limit in `can_infer_text`); we follow FORMATS.md, which
-# describes this one ("among the last tokens", "a short answer").
-_LAST_TOKENS = 4
 
-# "answer is" in any case, but the letter itself upper case only.
-_ANSWER_IS = re.compile(r"(?i:answer\s+is)\s*[:(\[]?\s*([A-Z])(?![A-Za-z])")
+def vlmeval_choices(options: Mapping[str, str | None]) -> dict[str, str]:
+    """The options VLMEvalKit matches against, in letter order: upper-case letter columns whose
+    cell is not missing (None or ''; an empty TSV cell is NaN there). Blank text is an option."""
+    return {
+        letter: str(options[letter])
+        for letter in sorted(options)
+        if len(letter) == 1 and letter in string.ascii_uppercase
+        if options[letter] is not None and options[letter] != ""
+    }
+
+
+def can_infer(text: str, options: Mapping[str, str | None]) -> str:
+    """VLMEvalKit's `can_infer`: a choice letter, "Z" (a refusal, or the text's own Z), or ""
+    when it reads nothing (where a judge would be asked, or asked again)."""
+    choices = vlmeval_choices(options)
+    return _letter_or_refusal(text, choices) or _single_option_text(text, choices) or ""
+
+
+def vlmeval_opt(reply: str, options: Mapping[str, str | None]) -> str:
+    """VLMEvalKit's `extract_answer_from_item(None, item)["opt"]`: a choice letter, or "Z"."""
+    return can_infer(reply, options) or NO_OPTION
+
+
+def extract_mcq(prediction: str | None, options: Mapping[str, str | None]) -> str | None:
+    """The option letter VLMEvalKit's exact matching reads from `prediction`, else None (its Z;
+    with an option Z, VLMEvalKit's Z is that option, so it is returned).
+
+    `prediction` is taken as VLMEvalKit receives it: nothing is stripped. None scores as no
+    letter (`read_reply` models what VLMEvalKit's own files make of a missing reply).
+    """
+    if prediction is None:
+        return None
+    opt = vlmeval_opt(prediction, options)
+    return None if opt == NO_OPTION and NO_OPTION not in vlmeval_choices(options) else opt
+
+
+def _letter_or_refusal(reply: str, choices: Mapping[str, str]) -> str | None:
+    """`can_infer_option`: a letter, "Z" for a refusal, or None to try the option texts."""
+    if API_FAILURE in reply:
+        return None
+    if any(phrase in reply for phrase in VLMEVAL_REJECT_PHRASES):
+        return NO_OPTION
+    words = reply.translate(_WORD_BREAKS).split()
+    named = [letter for letter in choices if letter in words]
+    if len(named) == 1:
+        if words.index(named[0]) > len(words) - 1 - _LAST_WORDS:
+            return named[0]
+    elif not named and NO_OPTION in words:
+        return NO_OPTION  # the model's own "none of these"
+    statement = _ANSWER_IS.search(reply)
+    if statement and statement.group(1).upper() in choices:
+        return statement.group(1).upper()
+    return None
+
+
+def _single_option_text(reply: str, choices: Mapping[str, str]) -> str | None:
+    """`can_infer_text`: the one option whose text is a substring of a short reply (case-blind).
+
+    "Short" is at most twice the options' total length, counted on the lower-cased reply and
+    nothing stripped, so trailing newlines count.
+    """
+    lowered = reply.lower()
+    if len(lowered) > 2 * sum(len(text) for text in choices.values()):
+        return None
+    found = [letter for letter, text in choices.items() if text.lower() in lowered]
+    return found[0] if len(found) == 1 else None
+
+
+def medqdeg_value(prediction: str) -> str:
+    """What `MedQDEGBenchDataset._extract_option_letter` returns for a (non-NaN) reply: a letter
+    A–E, or else the stripped reply itself, which MedQ-DEG then compares with the gold letter."""
+    stripped = prediction.strip()
+    found = _MEDQDEG_LONE_LETTER.search(stripped.upper())
+    return found.group() if found else stripped
+
+
+def extract_medqdeg(prediction: str | None) -> str | None:
+    """The letter A–E MedQ-DEG-Bench's scorer reads from `prediction`, else None.
+
+    The options do not matter: "E" is read on a four-option question, and "this is a polyp"
+    reads as A (the reply is upper-cased first).
+    """
+    if prediction is None:
+        return None
+    value = medqdeg_value(prediction)
+    return value if len(value) == 1 and value in MEDQDEG_LETTERS else None
+
+
+def medqdeg_hit(value: str | None, answer: str) -> bool:
+    """MedQ-DEG's hit: the gold letter equals the extracted value, both upper-cased (a reply
+    passed through whole can still equal it; NaN compares as "NAN")."""
+    return answer.strip().upper() == ("NAN" if value is None else value.upper())
 
 
 def is_refusal(text: str | None) -> bool:
     """Whether a prediction declines to answer (VLMEvalKit's reject phrases or a refusal opening)."""
     if not text or not text.strip():
         return False
-    return _has_vlmeval_reject_phrase(text) or bool(_REFUSAL_OPENINGS.match(text.strip()))
-
-
-def extract_mcq(prediction: str | None, options: Mapping[str, str | None]) -> str | None:
-    """The option letter VLMEvalKit's exact matching would read from `prediction`, else None.
-
-    `options` maps upper-case letters to option texts; empty or missing texts are not options
-    (VLMEvalKit drops empty cells before scoring). None means "no answer" and scores as wrong,
-    which is what VLMEvalKit's "Z" means when it runs without a judge model.
-    """
-    if prediction is None:
-        return None
-    # VLMEvalKit strips the prediction before matching (`extract_answer_from_item`).
-    answer = str(prediction).strip()
-    choices = _usable_choices(options)
-    if not answer or not choices or _has_vlmeval_reject_phrase(answer):
-        return None
-    tokens = answer.translate(_VLMEVAL_PUNCTUATION_TABLE).split()
-    letters_found = [letter for letter in choices if letter in tokens]
-    if len(letters_found) == 1:
-        letter = letters_found[0]
-        if tokens.index(letter) >= len(tokens) - _LAST_TOKENS:
-            return letter
-    elif not letters_found and "Z" in tokens:
-        # VLMEvalKit reads a lone "Z" as the model's own "none of the options" and stops there,
-        # without trying the option texts.
-        return None
-    return _answer_is_letter(answer, choices) or _single_option_text(answer, choices)
-
-
-def _usable_choices(options: Mapping[str, str | None]) -> dict[str, str]:
-    return {
-        letter: str(text)
-        for letter, text in options.items()
-        if len(letter) == 1 and letter in string.ascii_uppercase
-        if text is not None and str(text).strip()
-    }
-
-
-def _has_vlmeval_reject_phrase(text: str) -> bool:
-    return any(phrase in text for phrase in VLMEVAL_REJECT_PHRASES)
-
-
-def _answer_is_letter(answer: str, choices: Mapping[str, str]) -> str | None:
-    # Not in VLMEvalKit's `can_infer_option`; FORMATS.md lists it as the second rule, so we follow
-    # FORMATS.md literally. The letter must be upper case ("the answer is a polyp" is not A), and
-    # must be the only letter so introduced ("answer is B ... answer is C" stays unread).
-    letters = {letter for letter in _ANSWER_IS.findall(answer) if letter in choices}
-    return letters.pop() if len(letters) == 1 else None
-
-
-def _single_option_text(answer: str, choices: Mapping[str, str]) -> str | None:
-    # VLMEvalKit's `can_infer_text`: case-insensitive containment of exactly one option text, and
-    # only in a "short" answer, no longer than twice the options' total length.
-    lowered = answer.lower()
-    if len(lowered) > 2 * sum(len(text) for text in choices.values()):
-        return None
-    hits = [letter for letter, text in choices.items() if text.lower() in lowered]
-    return hits[0] if len(hits) == 1 else None
-
-
-def extract_medqdeg(prediction: str | None, letters: str = "ABCDE") -> str | None:
-    """The option letter MedQ-DEG-Bench's scorer reads from `prediction`, else None.
-
-    The first rule that matches wins, on the stripped, upper-cased answer: the whole answer is a
-    letter; it starts with `X.`, `X)` or `X` and whitespace; `answer is X` or `option X`; it starts
-    with `X:` or `X -`; the first letter standing alone (no A–Z letter either side). Because the
-    reference upper-cases first, "this is a polyp" reads as A there, and so it does here.
-    """
-    if prediction is None:
-        return None
-    answer = str(prediction).strip().upper()
-    if not answer or not letters:
-        return None
-    letters = letters.upper()
-    if len(answer) == 1 and answer in letters:
-        return answer
-    valid = f"[{re.escape(letters)}]"
-    rules = (
-        rf"^({valid})[.)\s]",
-        rf"(?:ANSWER\s+IS\s+|OPTION\s+)({valid})(?:[^A-Z]|$)",
-        rf"^({valid})\s*[-:]",
-        rf"(?:^|[^A-Z])({valid})(?:[^A-Z]|$)",
+    return any(phrase in text for phrase in VLMEVAL_REJECT_PHRASES) or bool(
+        _REFUSAL_OPENINGS.match(text.strip())
     )
-    for rule in rules:
-        match = re.search(rule, answer)
-        if match:
-            return match.group(1)
-    return None

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, F, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
@@ -26,6 +26,7 @@ from annotations.models import (
     ItemStatus,
     Prediction,
     Review,
+    ReviewChange,
     Run,
 )
 from annotations.selectors.triage import order_queue_by_suspicion, suspicion_priority
@@ -89,15 +90,22 @@ class ReviewPage:
     assignment: Assignment
     review: Review | None  # the viewer's own review, if any
     progress: Progress
+    can_change: bool = False  # my review may still change: no other review of it is in
 
 
 def review_page(user, pk: int) -> ReviewPage:
     """An item assigned to `user`, with its images and the user's own review: 404 otherwise.
 
-    Only the viewer's own review is loaded, never another reviewer's (blinding).
+    Only the viewer's own review is loaded, never another reviewer's (blinding): whether any
+    other review of this version is in comes as one boolean, in the same query.
     """
+    others_in = Review.objects.filter(
+        item=OuterRef("item_id"), item_version=OuterRef("item__version")
+    ).exclude(reviewer=user)
     assignment = get_object_or_404(
-        Assignment.objects.select_related("item__benchmark").prefetch_related(
+        Assignment.objects.select_related("item__benchmark")
+        .annotate(others_in=Exists(others_in))
+        .prefetch_related(
             Prefetch("item__item_images", queryset=ItemImage.objects.select_related("image")),
             Prefetch(
                 "item__reviews",
@@ -110,7 +118,19 @@ def review_page(user, pk: int) -> ReviewPage:
     )
     item = assignment.item
     own = item.own_reviews[0] if item.own_reviews else None
-    return ReviewPage(item=item, assignment=assignment, review=own, progress=queue_progress(user))
+    can_change = (
+        own is not None
+        and own.item_version == item.version
+        and item.status == ItemStatus.IN_REVIEW
+        and not assignment.others_in
+    )
+    return ReviewPage(
+        item=item,
+        assignment=assignment,
+        review=own,
+        progress=queue_progress(user),
+        can_change=can_change,
+    )
 
 
 def reviews_visible(user, item: Item) -> bool:
@@ -137,13 +157,39 @@ def item_reviews(item: Item) -> list[Review]:
     return sorted(reviews, key=lambda r: (r.item_version, r.slot or 99, r.pk))
 
 
-def adjudication_queue() -> QuerySet:
-    """Disputed items, oldest dispute first."""
+def _disputed() -> QuerySet:
     return (
         Item.objects.filter(status=ItemStatus.DISPUTED)
         .select_related("benchmark")
         .order_by("updated_at", "id")
     )
+
+
+def _reviewed_by(user) -> Exists:
+    return Exists(Review.objects.filter(item=OuterRef("pk"), reviewer=user))
+
+
+def adjudication_queue(user) -> QuerySet:
+    """Disputed items `user` may settle (never one they reviewed), oldest dispute first."""
+    return _disputed().exclude(_reviewed_by(user))
+
+
+def adjudication_overview(user) -> QuerySet:
+    """Every disputed item, each with `reviewed_by_me`: those another adjudicator must settle."""
+    return _disputed().annotate(reviewed_by_me=_reviewed_by(user))
+
+
+def review_may_change(user, item: Item) -> bool:
+    """Whether `user`'s review of the item's version may still change: no other review is in."""
+    if item.status != ItemStatus.IN_REVIEW:
+        return False
+    reviews = Review.objects.filter(item=item, item_version=item.version)
+    return reviews.filter(reviewer=user).exists() and not reviews.exclude(reviewer=user).exists()
+
+
+def reviewed_by(user, item: Item) -> bool:
+    """Whether `user` reviewed `item` (any version): then they may not adjudicate it."""
+    return Review.objects.filter(item=item, reviewer=user).exists()
 
 
 @dataclass
@@ -154,7 +200,7 @@ class AdjudicationPage:
     remaining: int
 
 
-def adjudication_page(pk: int) -> AdjudicationPage:
+def adjudication_page(user, pk: int) -> AdjudicationPage:
     # A degraded twin is adjudicated beside its clean image, as it was reviewed.
     item = get_object_or_404(
         Item.objects.select_related("benchmark", "clean_twin").prefetch_related(
@@ -164,7 +210,7 @@ def adjudication_page(pk: int) -> AdjudicationPage:
         pk=pk,
     )
     current = [r for r in item_reviews(item) if r.item_version == item.version]
-    remaining = Item.objects.filter(status=ItemStatus.DISPUTED).count()
+    remaining = adjudication_queue(user).count()
     return AdjudicationPage(
         item=item,
         review_a=current[0] if current else None,
@@ -176,7 +222,7 @@ def adjudication_page(pk: int) -> AdjudicationPage:
 @dataclass
 class HistoryEvent:
     at: datetime
-    kind: str  # assigned / review / revision / adjudication
+    kind: str  # assigned / review / review_change / revision / adjudication
     who: str
     obj: object = None
     extra: dict = field(default_factory=dict)
@@ -203,7 +249,11 @@ def item_history(item: Item) -> list[HistoryEvent]:
                 adjudication,
             )
         )
-    order = {"revision": 0, "assigned": 1, "review": 2, "adjudication": 3}
+    for change in ReviewChange.objects.filter(item=item).select_related("reviewer"):
+        events.append(
+            HistoryEvent(change.created_at, "review_change", _name(change.reviewer), change)
+        )
+    order = {"revision": 0, "assigned": 1, "review": 2, "review_change": 2, "adjudication": 3}
     return sorted(events, key=lambda e: (e.at, order[e.kind]))
 
 

@@ -2,6 +2,12 @@
 
 Writes that change an existing box carry the version they were based on; a stale version gets
 ``ConflictError`` (never a silent overwrite), exactly like item edits.
+
+Boxes follow the review rules. A reviewer draws and changes boxes only on a case or image of an
+item they are reviewing, and only their own proposals (state `proposed`). Accepting or rejecting
+a box settles it: an adjudicator does it while settling a dispute of that case or image (never
+one they reviewed), a curator as a correction. Every change is a BoxRevision naming who and why,
+so a rejected box (which releases leave out) always carries a reviewed decision.
 """
 
 from __future__ import annotations
@@ -9,12 +15,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils.translation import gettext
 
+from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, has_role
 from annotations.imaging import ct
-from annotations.models import Box, BoxLabel, BoxRevision, BoxState, Image, Volume
-from annotations.services.errors import ConflictError, DomainError
+from annotations.models import (
+    Assignment,
+    Box,
+    BoxLabel,
+    BoxRevision,
+    BoxState,
+    Image,
+    Item,
+    ItemStatus,
+    Review,
+    Volume,
+)
+from annotations.services.errors import ConflictError, DomainError, NotAllowedError
 
 CT_LABELS = ("tumor", "lymph_node", "stomach")
 
@@ -52,7 +70,7 @@ def _checked_pixels(coords: Sequence[int], image: Image) -> tuple[int, int, int,
     return (x0, y0, x1, y1)
 
 
-def _record(box: Box, reason: str, user) -> None:
+def _record(box: Box, reason: str, user, note: str = "") -> None:
     BoxRevision.objects.create(
         box=box,
         version=box.version,
@@ -61,8 +79,92 @@ def _record(box: Box, reason: str, user) -> None:
         label=box.label,
         state=box.state,
         reason=reason,
+        note=note,
         author=user,
     )
+
+
+# --- who may do what ------------------------------------------------------------------------
+
+
+def _items_of(*, volume: Volume | None = None, image: Image | None = None):
+    """The items a box on this volume (its case) or image belongs to."""
+    if volume is not None:
+        return Item.objects.filter(case_id=volume.case_id)
+    if image is None:
+        return Item.objects.none()
+    return Item.objects.filter(Q(item_images__image=image) | Q(case__endoscopy_image=image))
+
+
+def _reviews_here(user, *, volume: Volume | None = None, image: Image | None = None) -> bool:
+    """Whether `user` is reviewing an item of this case or image (an assignment, item in review)."""
+    return Assignment.objects.filter(
+        reviewer=user,
+        item__in=_items_of(volume=volume, image=image),
+        item__status=ItemStatus.IN_REVIEW,
+    ).exists()
+
+
+def _corrects(user, box: Box) -> bool:
+    # A curator corrects boxes, except on a case they are reviewing: there they are a reviewer.
+    return has_role(user, CURATOR) and not _reviews_here(user, volume=box.volume, image=box.image)
+
+
+def box_may_draw(user, *, volume: Volume | None = None, image: Image | None = None) -> bool:
+    """Curators always; a reviewer on a case or image of an item they are reviewing."""
+    if has_role(user, CURATOR):
+        return True
+    return has_role(user, REVIEWER) and _reviews_here(user, volume=volume, image=image)
+
+
+def _settling(user, box: Box) -> Item | None:
+    """A dispute this adjudicator may settle on the box's case or image (one they did not
+    review), or None."""
+    if not has_role(user, ADJUDICATOR):
+        return None
+    items = (
+        Item.objects.filter(pk=box.item_id)
+        if box.item_id
+        else _items_of(volume=box.volume, image=box.image)
+    )
+    return (
+        items.filter(status=ItemStatus.DISPUTED)
+        .exclude(Exists(Review.objects.filter(item=OuterRef("pk"), reviewer=user)))
+        .order_by("pk")
+        .first()
+    )
+
+
+def box_may_judge(user, *, volume: Volume | None = None, image: Image | None = None) -> bool:
+    """Whether `user` may accept or reject boxes here (the viewer shows the buttons)."""
+    box = Box(volume=volume, image=image)
+    return _corrects(user, box) or _settling(user, box) is not None
+
+
+def _check_draw(user, *, volume: Volume | None = None, image: Image | None = None) -> None:
+    if not box_may_draw(user, volume=volume, image=image):
+        raise NotAllowedError(
+            gettext("You can draw boxes only on the cases and images you are reviewing."),
+            code="not_assigned",
+        )
+
+
+def _check_change(user, box: Box) -> str:
+    """Why `user` may change this box (the revision's reason), or NotAllowedError."""
+    if _corrects(user, box):
+        return "corrected"
+    _check_draw(user, volume=box.volume, image=box.image)
+    # An imported box is nobody's proposal, whoever ran the import.
+    mine = box.author_id == user.pk and box.source != "imported"
+    if not mine or box.state != BoxState.PROPOSED:
+        raise NotAllowedError(
+            gettext(
+                "This box is not your proposal: draw your own box; an adjudicator or a curator "
+                "settles the others."
+            ),
+            code="not_your_box",
+        )
+    return "edited"
 
 
 @transaction.atomic
@@ -70,6 +172,7 @@ def box_create_3d(
     *, volume: Volume, label: str, voxel: Sequence[int], user, source: str = "drawn"
 ) -> Box:
     """A new 3D box on ``volume`` (end-exclusive voxel ranges), with its LPS millimetre corners."""
+    _check_draw(user, volume=volume)
     _checked_label(label, CT_LABELS)
     x0, y0, z0, x1, y1, z1 = _checked_voxel(voxel, volume)
     box = Box.objects.create(
@@ -92,6 +195,7 @@ def box_create_3d(
 @transaction.atomic
 def box_create_2d(*, image: Image, label: str, coords: Sequence[int], user) -> Box:
     """A new 2D box on an image, in pixels ``[x0, y0, x1, y1]`` (end-exclusive)."""
+    _check_draw(user, image=image)
     _checked_label(label, BoxLabel.values)
     x0, y0, x1, y1 = _checked_pixels(coords, image)
     box = Box.objects.create(image=image, label=label, x0=x0, y0=y0, x1=x1, y1=y1, author=user)
@@ -121,8 +225,12 @@ def box_update(
     user,
     label: str | None = None,
     voxel: Sequence[int] | None = None,
+    note: str = "",
 ) -> Box:
-    """Move/resize a box or change its label; the new version is recorded as a revision."""
+    """Move/resize a box or change its label; the new version is recorded as a revision.
+
+    A reviewer changes only their own proposals; a curator's change is a correction."""
+    reason = _check_change(user, box)
     changes: dict = {}
     if label is not None:
         changes["label"] = _checked_label(label, CT_LABELS if box.is_3d else BoxLabel.values)
@@ -139,19 +247,34 @@ def box_update(
     if not changes:
         raise DomainError(gettext("Nothing to change."))
     box = _claim(box, version, **changes)
-    _record(box, "edited", user)
+    _record(box, reason, user, note=(note or "").strip())
     return box
 
 
 @transaction.atomic
-def box_review(*, box: Box, version: int, state: str, user) -> Box:
-    """Accept or reject a box (imported boxes start as proposed)."""
+def box_review(*, box: Box, version: int, state: str, user, note: str = "") -> Box:
+    """Accept or reject a box: an adjudicator settling a dispute of its case or image, or a
+    curator's correction; the revision says which (and the note why)."""
     if state not in (BoxState.ACCEPTED, BoxState.REJECTED):
         raise DomainError(
             gettext("A box can be accepted or rejected, not '%(state)s'.") % {"state": state}
         )
+    note = (note or "").strip()
+    if _corrects(user, box):
+        why = gettext("Curator's correction")
+    else:
+        disputed = _settling(user, box)
+        if disputed is None:
+            raise NotAllowedError(
+                gettext(
+                    "Accepting or rejecting a box is part of adjudication: an adjudicator "
+                    "settling a dispute of its case (not one they reviewed) or a curator."
+                ),
+                code="not_allowed",
+            )
+        why = gettext("Adjudication of item #%(index)s") % {"index": disputed.source_index}
     box = _claim(box, version, state=state)
-    _record(box, str(state), user)
+    _record(box, str(state), user, note=f"{why}: {note}" if note else why)
     return box
 
 
@@ -166,6 +289,7 @@ def box_copy_to_phase(*, box: Box, volume: Volume, user) -> Box:
         raise DomainError(gettext("Only 3D boxes can be copied to another phase."))
     if volume.case_id != box.volume.case_id or volume.pk == box.volume_id:
         raise DomainError(gettext("A box can only be copied to another phase of the same case."))
+    _check_draw(user, volume=volume)
     mm = ct.box_voxel_to_mm(box.voxel, volume_geometry(box.volume))
     try:
         voxel = ct.box_mm_to_voxel(mm, volume_geometry(volume), volume.shape)

@@ -89,6 +89,7 @@ def gastricx_import(
     """
     if Benchmark.objects.filter(name=name).exists():
         raise DomainError(gettext("A benchmark named '%(name)s' already exists.") % {"name": name})
+    deid_secret()  # refused before anything is read or written
     # A fresh token per import, so a failed import can remove its folder without touching others.
     relative_root = f"{VOLUMES_FOLDER}/{slugify(name)[:60] or 'benchmark'}-{secrets.token_hex(4)}"
     media_root = Path(settings.MEDIA_ROOT)
@@ -118,13 +119,26 @@ def _read_cases(path: Path, scratch: Path) -> list[CaseData]:
     return cases
 
 
+def deid_secret() -> str:
+    """The key of DICOM pseudonyms; production must set its own (never SECRET_KEY)."""
+    if not settings.DEID_SECRET:
+        raise DomainError(
+            gettext(
+                "DEID_SECRET is not set: DICOM cannot be de-identified. Set DEID_SECRET (a long "
+                "random string kept with the deployment's secrets) and import again."
+            ),
+            code="deid_secret_missing",
+        )
+    return settings.DEID_SECRET
+
+
 def _load_all(
     cases: list[CaseData],
     media_root: Path,
     relative_root: str,
     progress: Callable[[int], None] | None,
 ) -> list[_LoadedCase]:
-    pseudonymizer = ct.Pseudonymizer(settings.DEID_SECRET)
+    pseudonymizer = ct.Pseudonymizer(deid_secret())
     problems: list[RowProblem] = []
     loaded = []
     for case in cases:

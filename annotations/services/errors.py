@@ -20,3 +20,9 @@ class ConflictError(DomainError):
     def __init__(self, message: str, *, current_version: int | None = None) -> None:
         super().__init__(message)
         self.current_version = current_version
+
+
+class NotAllowedError(DomainError):
+    """A decision this user may not take on this object (answered 403), whatever their roles."""
+
+    code = "not_allowed"

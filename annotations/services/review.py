@@ -42,7 +42,7 @@ from annotations.models import (
     Verdict,
 )
 from annotations.models.item import LETTERS
-from annotations.services.errors import ConflictError, DomainError
+from annotations.services.errors import ConflictError, DomainError, NotAllowedError
 
 ASSIGNABLE_STATUSES = (ItemStatus.PENDING, ItemStatus.IN_REVIEW)
 ASSIGN_FILTERS = ("status", "category", "split", "task", "scene", "modality", "dataset")
@@ -394,6 +394,14 @@ def _two_reviews(item: Item) -> tuple[Review | None, Review | None]:
     return (reviews[0] if reviews else None, reviews[1] if len(reviews) > 1 else None)
 
 
+def _check_independent(item: Item, adjudicator) -> None:
+    # Whatever roles they hold, a reviewer of the item never settles its dispute.
+    if Review.objects.filter(item=item, reviewer=adjudicator).exists():
+        raise NotAllowedError(
+            _("You reviewed this item: another adjudicator must settle it."), code="own_review"
+        )
+
+
 @transaction.atomic
 def item_adjudicate(
     *,
@@ -412,6 +420,7 @@ def item_adjudicate(
     """
     if choice not in AdjudicationChoice.values:
         raise DomainError(_("The choice must be a, b or new."))
+    _check_independent(item, adjudicator)
     _claim_version(item, version, statuses=[ItemStatus.DISPUTED])
     review_a, review_b = _two_reviews(item)
     taken = {"a": review_a, "b": review_b}.get(choice)

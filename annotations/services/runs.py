@@ -17,7 +17,6 @@ throughput bench all call. Its guarantees:
 from __future__ import annotations
 
 import logging
-import os
 import queue
 import threading
 import time
@@ -58,6 +57,7 @@ from annotations.models import (
 )
 from annotations.scoring import breakdown, extract_mcq, extract_medqdeg, is_refusal
 from annotations.scoring.judge import build_judge_prompt, read_judge_reply
+from annotations.services import secrets
 from annotations.services.errors import DomainError
 from annotations.services.images import image_bytes
 from annotations.services.triage import triage_schedule
@@ -130,19 +130,26 @@ def endpoint_ensure_baseline(*, baseline: str) -> ModelEndpoint:
 
 
 def endpoint_ensure_openai(
-    *, name: str, base_url: str, model: str, api_key_env: str = "", params: dict | None = None
+    *,
+    name: str,
+    base_url: str,
+    model: str,
+    api_key_env: str = "",
+    params: dict | None = None,
+    api_key: str = "",
 ) -> ModelEndpoint:
-    """An OpenAI-compatible endpoint by name, updated to the given URL, model and key variable."""
-    endpoint, _created = ModelEndpoint.objects.update_or_create(
-        name=name,
-        defaults={
-            "kind": EndpointKind.OPENAI,
-            "base_url": base_url,
-            "model": model,
-            "api_key_env": api_key_env,
-            "params": params or {},
-        },
-    )
+    """An OpenAI-compatible endpoint by name, updated to the given URL, model and key (a
+    prefixed variable's name, or a typed key stored encrypted; see services.secrets)."""
+    defaults = {
+        "kind": EndpointKind.OPENAI,
+        "base_url": secrets.base_url_check(base_url),
+        "model": model,
+        "api_key_env": secrets.key_env_check(api_key_env),
+        "params": params or {},
+    }
+    if api_key or api_key_env:
+        defaults["api_key_encrypted"] = secrets.key_encrypt(api_key)
+    endpoint, _created = ModelEndpoint.objects.update_or_create(name=name, defaults=defaults)
     return endpoint
 
 
@@ -259,7 +266,7 @@ def answer_letter(*, options: dict[str, str], family: str, text: str) -> str:
     """The option letter an answer gives by the family's rules, or ''."""
     if family == Family.MEDQDEG:
         letters = "".join(letter for letter in options if letter in "ABCDE")
-        extracted = extract_medqdeg(text, letters) if letters else None
+        extracted = extract_medqdeg(text) if letters else None
     else:
         extracted = extract_mcq(text, options)
     return extracted or ""
@@ -332,14 +339,7 @@ def judge_for(run: Run) -> Any:
 
 
 def _chat_provider(endpoint: ModelEndpoint) -> Any:
-    api_key = None
-    if endpoint.api_key_env:
-        api_key = os.environ.get(endpoint.api_key_env)
-        if not api_key:
-            raise DomainError(
-                _("The environment variable %(name)s holding the API key is not set.")
-                % {"name": endpoint.api_key_env}
-            )
+    api_key = secrets.endpoint_api_key(endpoint)
     params = endpoint.params or {}
     settings_used = tuple(sorted((key, params[key]) for key in _CLIENT_PARAMS if key in params))
     return _openai_provider(endpoint.base_url, endpoint.model, api_key, settings_used)
@@ -496,14 +496,14 @@ def _judged(judge: Any, item: InferenceItem, text: str, run: Run) -> str | None:
         or answer_letter(options=item.options, family=family, text=text)
     ):
         return None
-    prompt = build_judge_prompt(item.question, item.options, text)
+    prompt = build_judge_prompt(question=item.question, options=item.options, reply=text)
     try:
         reply = judge.complete([{"role": "user", "content": prompt}])
     except ProviderError as error:
         log.warning("run %s: item %s: the judge failed: %s", run.pk, item.key, error)
         return None
-    letters = "".join(letter for letter, option in item.options.items() if str(option).strip())
-    return read_judge_reply(reply.text, letters)
+    opt = read_judge_reply(reply.text, options=item.options)
+    return "" if opt == "Z" else opt
 
 
 @dataclass

@@ -64,6 +64,7 @@ from annotations.services.errors import DomainError
 from annotations.services.jobs import Check, ChunkedWork, PlannedChunk
 
 BATCH = 2000
+_PAIR_FIELDS = ("modality", "degradation_type")
 HASH_BATCH = 50  # images hashed between two progress writes (a second or two of real frames)
 Progress = Callable[[int], None]
 
@@ -143,11 +144,11 @@ def _load_items(benchmark: Benchmark) -> tuple[list[ItemFacts], dict[int, int], 
     rows = (
         Item.objects.filter(benchmark=benchmark)
         .order_by()
-        .values_list(*columns, "extra__gt", "clean_twin_id", "case_id", "version")
+        .values_list(*columns, "extra__gt", "clean_twin_id", "case_id", "version", *_PAIR_FIELDS)
     )
-    for pk, index, question, options, answer, split, task, gt, twin, case, version in rows.iterator(
-        chunk_size=BATCH
-    ):
+    for row in rows.iterator(chunk_size=BATCH):
+        pk, index, question, options, answer, split, task, gt, twin, case, version = row[:11]
+        modality, degradation_type = row[11:]
         index_of[pk] = index
         version_of[pk] = version
         group = ("case", case) if case else twin or pk
@@ -163,6 +164,8 @@ def _load_items(benchmark: Benchmark) -> tuple[list[ItemFacts], dict[int, int], 
                 images=tuple(images.get(pk, ())),
                 group=group,
                 max_letters=max_letters,
+                modality=modality,
+                degradation_type=degradation_type,
             )
         )
     return facts, index_of, version_of

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-import re
-
 from django import forms
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -20,50 +17,10 @@ from annotations.models import AdjudicationChoice, Item, Review
 from annotations.models.item import LETTERS
 from annotations.selectors import review as selectors
 from annotations.services.errors import ConflictError, DomainError
-from annotations.services.review import content_normalise, item_adjudicate
-from annotations.views.content import posted_content
+from annotations.services.review import item_adjudicate
+from annotations.views.content import content_diff, posted_content, version_change
 
 PAGE = "review/adjudicate.html"
-WORD = re.compile(r"\s+|[^\s]+")
-
-
-def word_diff(old: str, new: str) -> list[tuple[str, str]]:
-    """(op, text) segments turning `old` into `new` word by word: op is same, del or ins."""
-    a, b = WORD.findall(old or ""), WORD.findall(new or "")
-    segments: list[tuple[str, str]] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if op == "equal":
-            segments.append(("same", "".join(a[i1:i2])))
-            continue
-        if i2 > i1:
-            segments.append(("del", "".join(a[i1:i2])))
-        if j2 > j1:
-            segments.append(("ins", "".join(b[j1:j2])))
-    return segments
-
-
-def content_diff(original: dict, proposed: dict) -> dict:
-    """A proposed content against the original, per field, for highlighting in the page."""
-    old, new = content_normalise(original), content_normalise(proposed)
-    rows = []
-    for position in range(max(len(old["options"]), len(new["options"]))):
-        before = old["options"][position] if position < len(old["options"]) else ""
-        after = new["options"][position] if position < len(new["options"]) else ""
-        rows.append(
-            {
-                "letter": LETTERS[position],
-                "segments": word_diff(before, after),
-                "changed": before != after,
-                "answer": new["answer"] == LETTERS[position],
-            }
-        )
-    return {
-        "question": word_diff(old["question"], new["question"]),
-        "question_changed": old["question"] != new["question"],
-        "options": rows,
-        "answer": new["answer"],
-        "answer_changed": old["answer"] != new["answer"],
-    }
 
 
 def review_card(review: Review | None, original: dict, label: str) -> dict | None:
@@ -95,8 +52,25 @@ class AdjudicateForm(forms.Form):
     comment = forms.CharField(required=False)
 
 
+def _draft(item: Item, post=None) -> dict:
+    """The adjudication form's content: the item, or what was posted (kept on a refusal)."""
+    if post is None:
+        return {"mode": "view", "question": item.question, "options": item.lettered_options,
+                "answer": item.answer, "comment": ""}  # fmt: skip
+    content = posted_content(post, question=post.get("question", ""), answer="")
+    mode = "reject" if post.get("reject") else ("edit" if post.get("choice") == "new" else "view")
+    return {
+        "mode": mode,
+        "question": content["question"],
+        "options": list(zip(LETTERS, content["options"], strict=False)) or item.lettered_options,
+        "answer": content["answer"] or post.get("answer", ""),
+        "comment": post.get("comment", ""),
+    }
+
+
 def _context(page: selectors.AdjudicationPage, **extra) -> dict:
     original = page.item.content()
+    extra.setdefault("draft", _draft(page.item))
     return {
         "page": page,
         "item": page.item,
@@ -118,44 +92,73 @@ def _render(request: HttpRequest, context: dict, *, status: int = 200, url: str 
 @require_GET
 @role_required(ADJUDICATOR)
 def adjudication_list(request: HttpRequest) -> HttpResponse:
-    page = Paginator(selectors.adjudication_queue(), 50).get_page(request.GET.get("page"))
-    return render(request, "review/adjudication_list.html", {"page": page})
+    """Every dispute, each saying whether I may settle it (never one I reviewed)."""
+    disputes = selectors.adjudication_overview(request.user)
+    page = Paginator(disputes, 50).get_page(request.GET.get("page"))
+    first = selectors.adjudication_queue(request.user).first()
+    return render(request, "review/adjudication_list.html", {"page": page, "first": first})
+
+
+def _own_review_refusal(request: HttpRequest, pk: int) -> HttpResponse:
+    # The item's reviews are not shown to one of its reviewers: only why they may not settle it.
+    item = get_object_or_404(Item.objects.select_related("benchmark"), pk=pk)
+    context = {
+        "item": item,
+        "own_review": True,
+        "error": _("You reviewed this item: another adjudicator must settle it."),
+    }
+    return _render(request, context, status=403)
 
 
 @require_http_methods(["GET", "POST"])
 @role_required(ADJUDICATOR)
 def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
-    page = selectors.adjudication_page(pk)
+    if selectors.reviewed_by(request.user, Item(pk=pk)):
+        return _own_review_refusal(request, pk)
+    page = selectors.adjudication_page(request.user, pk)
     if request.method == "GET":
         return _render(request, _context(page))
     form = AdjudicateForm(request.POST)
+    draft = _draft(page.item, request.POST)
     if not form.is_valid():
-        return _render(
-            request, _context(page, error=_("Choose A, B or a new version.")), status=400
-        )
+        context = _context(page, error=_("Choose A, B or a new version."), draft=draft)
+        return _render(request, context, status=400)
     data = form.cleaned_data
-    content = posted_content(request.POST, question=data["question"], answer=data["answer"])
     try:
         item_adjudicate(
             item=page.item,
             adjudicator=request.user,
             choice=data["choice"],
             version=data["version"],
-            content=content,
+            content=posted_content(request.POST, question=data["question"], answer=data["answer"]),
             reject=data["reject"],
             comment=data["comment"],
         )
-    except ConflictError as error:
-        return _render(request, _context(page, error=str(error), conflict=True), status=409)
     except DomainError as error:
-        return _render(request, _context(page, error=str(error)), status=400)
-    following = selectors.adjudication_queue().first()
+        return _refusal(request, pk, error, draft=draft, seen=data["version"])
+    return _next_dispute(request)
+
+
+def _refusal(request, pk: int, error: DomainError, *, draft: dict, seen: int) -> HttpResponse:
+    """A refused decision in the work area, over the item as it is now, the draft kept."""
+    page = selectors.adjudication_page(request.user, pk)
+    extra = {"error": str(error), "draft": draft, "refused": True}
+    if isinstance(error, ConflictError):
+        extra.update(conflict=True, change=version_change(page.item, seen))
+    status = 409 if isinstance(error, ConflictError) else 400
+    return _render(request, _context(page, **extra), status=status)
+
+
+def _next_dispute(request: HttpRequest) -> HttpResponse:
+    following = selectors.adjudication_queue(request.user).first()
     if following is None:
         return redirect("adjudication") if not request.htmx else _done(request)
     url = reverse("adjudicate", args=[following.pk])
     if not request.htmx:
         return redirect(url)
-    return _render(request, _context(selectors.adjudication_page(following.pk)), url=url)
+    return _render(
+        request, _context(selectors.adjudication_page(request.user, following.pk)), url=url
+    )
 
 
 def _done(request: HttpRequest) -> HttpResponse:

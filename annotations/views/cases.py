@@ -14,7 +14,7 @@ from annotations.access import ROLES, role_required
 from annotations.imaging import ct
 from annotations.models import Benchmark, BoxLabel, Case, Family, Volume
 from annotations.selectors import cases as selectors
-from annotations.services.boxes import CT_LABELS
+from annotations.services.boxes import CT_LABELS, box_may_draw, box_may_judge
 
 PRESET_NAMES = {
     "soft_tissue": _("Soft tissue"),
@@ -88,6 +88,9 @@ def _viewer_config(request: HttpRequest, volumes: list[Volume], slices: dict[int
             for v in volumes
         ],
         "boxUrl": reverse("api-box", args=[0]).replace("/0/", "/{id}/"),
+        # What the box tool offers this user (the service enforces it again).
+        "canDraw": bool(volumes) and box_may_draw(request.user, volume=volumes[0]),
+        "canJudge": bool(volumes) and box_may_judge(request.user, volume=volumes[0]),
     }
 
 
@@ -125,6 +128,7 @@ def _image_config(request: HttpRequest, case: Case) -> dict | None:
         "width": image.width,
         "height": image.height,
         "boxesUrl": reverse("api-image-boxes", args=[image.sha256]),
+        "canDraw": box_may_draw(request.user, image=image),
         "labels": {value: str(label) for value, label in BoxLabel.choices},
         "boxes": [
             {"id": b.pk, "label": b.label, "box": b.voxel, "state": b.state, "version": b.version}

@@ -19,6 +19,7 @@ from annotations.imaging.degrade import KINDS, SEVERITIES
 from annotations.labels import kind_label
 from annotations.models import Benchmark, SeverityJudgement
 from annotations.selectors import pairs as selectors
+from annotations.selectors.review import review_may_change
 from annotations.services.errors import DomainError
 from annotations.services.jobs import job_create
 from annotations.services.pair_review import (
@@ -28,6 +29,7 @@ from annotations.services.pair_review import (
     degraded_side,
     pair_review_submit,
 )
+from annotations.services.review_changes import review_withdraw
 from annotations.tasks.degrade import benchmark_degrade_task
 
 BLIND_SESSION_KEY = "pairs_blinded"
@@ -193,6 +195,7 @@ def pair_review(request: HttpRequest, pk: int) -> HttpResponse:
         "page": page,
         "item": page.item,
         "form": form,
+        "can_withdraw": _may_withdraw(request, page),
         "blinded": blinded,
         "blinded_by_curator": page.item.benchmark.pairs_blinded,
         "sides": _sides(page, request.user, blinded),
@@ -200,6 +203,31 @@ def pair_review(request: HttpRequest, pk: int) -> HttpResponse:
         "severity_choices": SeverityJudgement.choices,
     }
     return render(request, "pairs/review.html", context, status=400 if form.errors else 200)
+
+
+def _may_withdraw(request: HttpRequest, page: selectors.PairPage) -> bool:
+    # A blinded judgement cannot be taken back: the degraded side was revealed after it.
+    review = page.review
+    if review is None or review.identified_degraded_side:
+        return False
+    return review_may_change(request.user, page.item)
+
+
+@require_POST
+@role_required(REVIEWER)
+def pair_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
+    """Take back my (unblinded) pair judgement while the other review is not in."""
+    page = selectors.pair_page(request.user, pk)
+    if not _may_withdraw(request, page):
+        messages.error(request, _("This judgement can no longer be withdrawn."))
+        return redirect("pair-review", pk=pk)
+    try:
+        review_withdraw(item=page.item, reviewer=request.user, version=page.item.version)
+    except DomainError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, _("Your judgement is withdrawn. Judge the pair again."))
+    return redirect("pair-review", pk=pk)
 
 
 def _reveal(request: HttpRequest, page: selectors.PairPage, blinded: bool, side: str) -> None:

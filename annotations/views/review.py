@@ -9,15 +9,17 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url
 
 from annotations.access import CURATOR, REVIEWER, role_required
 from annotations.models import Benchmark, ItemStatus, RejectReason
+from annotations.models.item import LETTERS
 from annotations.selectors import review as selectors
-from annotations.services.errors import ConflictError, DomainError
+from annotations.services.errors import ConflictError, DomainError, NotAllowedError
 from annotations.services.review import assignments_create, review_submit
-from annotations.views.content import posted_content
+from annotations.services.review_changes import review_change, review_withdraw
+from annotations.views.content import posted_content, version_change
 
 PAGE = "review/page.html"
 
@@ -41,12 +43,52 @@ class ReviewForm(forms.Form):
         )
 
 
+def draft_of(*, item, review=None, post=None) -> dict:
+    """What the decision form shows: the item as it is, my review (to change it), or what I
+    posted (a refused decision keeps every typed word, chosen option and comment)."""
+    if post is not None:
+        verdict = post.get("verdict", "")
+        content = posted_content(post, question=post.get("question", ""), answer="")
+        return {
+            "mode": verdict if verdict in ("edit", "reject") else "view",
+            "question": content["question"],
+            "options": list(zip(LETTERS, content["options"], strict=False))
+            or item.lettered_options,
+            "answer": content["answer"] or post.get("answer", ""),
+            "reason": post.get("reason", ""),
+            "comment": post.get("comment", ""),
+        }
+    if review is not None:
+        content = review.content or item.content()
+        options = [text for text in content.get("options", []) if text]
+        return {
+            "mode": review.verdict if review.verdict != "accept" else "view",
+            "question": content.get("question", ""),
+            "options": list(zip(LETTERS, options, strict=False)),
+            "answer": content.get("answer", ""),
+            "reason": review.reason,
+            "comment": review.comment,
+        }
+    return {
+        "mode": "view",
+        "question": item.question,
+        "options": item.lettered_options,
+        "answer": item.answer,
+        "reason": "",
+        "comment": "",
+    }
+
+
 def work_context(page: selectors.ReviewPage, **extra) -> dict:
+    changing = extra.pop("changing", False)
+    if "draft" not in extra:
+        extra["draft"] = draft_of(item=page.item, review=page.review if changing else None)
     return {
         "page": page,
         "item": page.item,
         "reasons": RejectReason.choices,
         "progress": page.progress,
+        "changing": changing,
         **extra,
     }
 
@@ -80,19 +122,25 @@ def queue(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @role_required(REVIEWER)
 def review_item(request: HttpRequest, pk: int) -> HttpResponse:
+    """My decision on an item; `?change=1` opens my verdict again while it may still change."""
     page = selectors.review_page(request.user, pk)
     if request.method == "GET":
-        return _render(request, work_context(page))
+        changing = request.GET.get("change") == "1" and page.can_change
+        return _render(request, work_context(page, changing=changing))
     form = ReviewForm(request.POST)
     if not form.is_valid():
-        return _render(request, work_context(page, error=_("Choose a verdict.")), status=400)
+        return _refused(request, page, _("Choose a verdict."), status=400)
     try:
         _submit(request, page, form)
-    except ConflictError as error:
-        context = work_context(page, error=str(error), conflict=True)
-        return _render(request, context, status=409)
     except DomainError as error:
-        return _render(request, work_context(page, error=str(error)), status=400)
+        return _refusal(request, pk, error, seen=form.cleaned_data["version"])
+    if request.POST.get("changing") == "1":
+        page = selectors.review_page(request.user, pk)
+        return _render(request, work_context(page, notice=_("Your verdict is changed.")))
+    return _next_item(request, page)
+
+
+def _next_item(request: HttpRequest, page: selectors.ReviewPage) -> HttpResponse:
     following = selectors.queue_next(request.user, after=page.assignment.pk)
     if following is None:
         if not request.htmx:
@@ -107,9 +155,31 @@ def review_item(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
+def _refused(request, page, message: str, *, status: int, **extra) -> HttpResponse:
+    draft = draft_of(item=page.item, post=request.POST)
+    # Already decided but still open: the draft waits in the form that changes my verdict.
+    changing = page.review is not None and page.can_change
+    context = work_context(
+        page, error=message, draft=draft, refused=True, changing=changing, **extra
+    )
+    return _render(request, context, status=status)
+
+
+def _refusal(request: HttpRequest, pk: int, error: DomainError, *, seen: int) -> HttpResponse:
+    """The refused decision in the work area, over the item as it is now, the draft kept."""
+    page = selectors.review_page(request.user, pk)
+    if isinstance(error, ConflictError):
+        change = version_change(page.item, seen)
+        return _refused(request, page, str(error), status=409, conflict=True, change=change)
+    status = 403 if isinstance(error, NotAllowedError) else 400
+    return _refused(request, page, str(error), status=status)
+
+
 def _submit(request: HttpRequest, page: selectors.ReviewPage, form: ReviewForm):
     data = form.cleaned_data
-    return review_submit(
+    # A form opened from my own review changes it; otherwise it is my first verdict.
+    write = review_change if request.POST.get("changing") == "1" else review_submit
+    return write(
         item=page.item,
         reviewer=request.user,
         verdict=data["verdict"],
@@ -119,6 +189,23 @@ def _submit(request: HttpRequest, page: selectors.ReviewPage, form: ReviewForm):
         comment=data["comment"],
         seconds_spent=data["seconds_spent"],
     )
+
+
+@require_POST
+@role_required(REVIEWER)
+def review_withdraw_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Take back my verdict while the other review is not in: the item is mine to do again."""
+    page = selectors.review_page(request.user, pk)
+    version = request.POST.get("version", "")
+    try:
+        review_withdraw(
+            item=page.item, reviewer=request.user, version=int(version) if version.isdigit() else 0
+        )
+    except DomainError as error:
+        return _refusal(request, pk, error, seen=int(version) if version.isdigit() else 0)
+    page = selectors.review_page(request.user, pk)
+    context = work_context(page, notice=_("Your verdict is withdrawn. Decide again."))
+    return _render(request, context, url=reverse("review-item", args=[pk]))
 
 
 class AssignForm(forms.Form):

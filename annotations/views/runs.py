@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
@@ -53,6 +55,18 @@ class RunCreateForm(forms.Form):
         regex=r"^[A-Za-z_][A-Za-z0-9_]*$",
         max_length=100,
         label=_("API key environment variable"),
+        help_text=format_lazy(
+            _("Its name starts with {prefix}; or type the key below instead."),
+            prefix=settings.ENDPOINT_KEY_ENV_PREFIX,
+        ),
+    )
+    # Typed once, stored encrypted, never shown again (the field is never filled back in).
+    api_key = forms.CharField(
+        required=False,
+        max_length=500,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        label=_("API key (stored encrypted)"),
     )
 
     def __init__(self, *args, **kwargs) -> None:
@@ -94,6 +108,7 @@ class RunCreateForm(forms.Form):
             base_url=self.cleaned_data["base_url"],
             model=self.cleaned_data["model"],
             api_key_env=self.cleaned_data["api_key_env"] or "",
+            api_key=self.cleaned_data["api_key"] or "",
         )
 
     def judge_endpoint(self) -> ModelEndpoint | None:

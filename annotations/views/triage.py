@@ -86,6 +86,10 @@ def _explain(code: str, ev: dict[str, Any]) -> str:
         return _("Several options have the same text: %(letters)s.") % {
             "letters": "; ".join(" = ".join(group) for group in ev.get("letters", []))
         }
+    if code == "degradation_modality_mismatch":
+        return (
+            _("The degradation “%(degradation_type)s” does not apply to %(modality)s images.") % ev
+        )
     if code in ("reviewer_rejected", "reviewer_edited"):
         return _("%(count)s of %(reviews)s reviewers did this; the others did not.") % ev
     if code == "slow_review":

@@ -45,6 +45,10 @@ export class BoxTool {
     viewer.onSlice(() => this.renderOverlays());
     this.bindPanel();
     this.bindKeys();
+    // Only what this user may do is offered: a reviewer proposes boxes on the cases they review;
+    // accepting or rejecting is adjudication's or a curator's (the server checks again).
+    for (const id of ["#box-accept", "#box-reject"]) this.$(id).hidden = !config.canJudge;
+    for (const id of ["#box-draw", "#box-copy"]) this.$(id).hidden = !config.canDraw;
     this.renderAll();
   }
 
@@ -197,7 +201,7 @@ export class BoxTool {
 
   async review(state) {
     const draft = this.draft;
-    if (!draft || draft.id === null) return;
+    if (!draft || draft.id === null || !this.config.canJudge) return;
     try {
       const saved = await api(`${this.boxUrl(draft.id)}review/`, "POST", { version: draft.version, state }, this.config.csrfToken);
       this.store(draft.viewport.volume.id, saved);
@@ -241,6 +245,7 @@ export class BoxTool {
   }
 
   setDrawMode(on) {
+    if (on && !this.config.canDraw) return;
     this.drawMode = on;
     const button = this.$("#box-draw");
     button.classList.toggle("on", on);

@@ -54,6 +54,8 @@ export class ImageBoxes {
       this.frame.classList.toggle("drawing", this.drawing);
     });
     this.$("#endo-save").addEventListener("click", () => this.save());
+    // Boxes are drawn by the reviewers of this case (and curators); others only look.
+    this.$("#endo-draw").hidden = !this.config.canDraw;
   }
 
   follow(onMove) {

@@ -214,6 +214,13 @@ document.addEventListener("keydown", (event) => {
       return event.preventDefault();
     }
   }
+  if (event.key === "c" || event.key === "C") {
+    const change = document.querySelector("[data-change-verdict]");
+    if (change) {
+      change.click();
+      return event.preventDefault();
+    }
+  }
   if (event.key === "+" || event.key === "=") zoomAll(1.25);
   else if (event.key === "-" || event.key === "_") zoomAll(0.8);
   else if (event.key === "0") zoomAll(0);
@@ -290,10 +297,11 @@ function init() {
   resetTimer();
 }
 
-// A refused decision (400) or a stale version (409) still shows its message in the work area.
+// A refused decision (400, 403: not yours to take) or a stale version (409) shows its message
+// in the work area, with the draft kept; never a bare error page.
 document.addEventListener("htmx:beforeSwap", (event) => {
   const status = event.detail.xhr.status;
-  if (status === 400 || status === 409) {
+  if (status === 400 || status === 403 || status === 409) {
     event.detail.shouldSwap = true;
     event.detail.isError = false;
   }

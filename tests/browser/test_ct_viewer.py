@@ -9,6 +9,7 @@ import pytest
 from annotations.imaging import ct
 from annotations.models import Box, Case, Volume
 from annotations.services.cases import gastricx_import
+from annotations.services.review import assignments_create
 from tests.browser.conftest import screenshot
 from tests.cases.builders import write_case
 from tests.factories import make_personas
@@ -20,7 +21,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def seeded_case(tmp_path):
     people = make_personas()
     write_case(tmp_path / "cases", "GX-BROWSER-01")
-    gastricx_import(path=tmp_path / "cases", name="gx-browser", user=people["curator"])
+    benchmark = gastricx_import(path=tmp_path / "cases", name="gx-browser", user=people["curator"])
+    assignments_create(benchmark=benchmark, reviewers=[people["reviewer"], people["reviewer2"]])
     return people, Case.objects.get(case_id="GX-BROWSER-01")
 
 
@@ -171,11 +173,23 @@ def test_a_drawn_3d_box_is_saved_and_found_after_reload_with_its_mm_corners(
     assert box.voxel == expected_voxel and box.author == people["reviewer"]
     assert box.revisions.count() == 1
 
-    row.locator("button").click()  # jump to the box, accept it with the key
+    # The reviewer's box is their proposal: accepting it is adjudication's or a curator's.
+    row.locator("button").click()
+    assert page.locator("#box-accept").is_hidden() and page.locator("#box-reject").is_hidden()
     page.keyboard.press("a")
+    box.refresh_from_db()
+    assert (box.state, box.version) == ("proposed", 1)
+
+    page.context.clear_cookies()
+    login(people["curator"].username)
+    page.goto(f"{live_server.url}/cases/{case.pk}/")
+    page.wait_for_selector("#ct-viewer[data-loaded=true]")
+    page.locator('.box-row[data-phase="non_contrast"] button').click()
+    page.keyboard.press("a")  # a curator's correction: accepted, recorded as such
     page.wait_for_selector("#box-status:has-text('Box accepted.')")
     box.refresh_from_db()
     assert (box.state, box.version) == ("accepted", 2)
+    assert box.revisions.last().note == "Curator's correction"
 
 
 def test_dragging_a_drawn_boxs_edges_resizes_it_before_it_is_saved(

@@ -9,6 +9,7 @@ from annotations.models import Case, Grade, Item, Review, UserProfile
 from annotations.selectors.cases import memmaps
 from annotations.services.cases import gastricx_import
 from annotations.services.grading import grading_session_create
+from annotations.services.review import assignments_create
 from tests.browser.conftest import screenshot
 from tests.cases.builders import SMALL_GEOMETRY, write_case
 from tests.factories import jpeg_bytes, make_personas
@@ -51,7 +52,9 @@ def world(settings, tmp_path):
     for item in items:  # large frames, as in real work
         item.item_images.update(image=_large_image(item.source_index))
     write_case(tmp_path / "cases", "GX-ZH-0001", phases=SMALL_GEOMETRY)
-    gastricx_import(path=tmp_path / "cases", name="gx-zh", user=people["curator"])
+    cases = gastricx_import(path=tmp_path / "cases", name="gx-zh", user=people["curator"])
+    # The case's questions go to the reviewers after the frames: alice draws boxes as their reviewer.
+    assignments_create(benchmark=cases, reviewers=[people["reviewer"], people["reviewer2"]])
     first = make_done_run(benchmark, items, label="model-one", answers={1: "B"})
     second = make_done_run(benchmark, items, label="model-two", answers={2: "C"})
     session = grading_session_create(run_a=first, run_b=second, created_by=people["curator"])

@@ -8,6 +8,7 @@ from django.conf import settings
 from annotations.models import Case
 from annotations.selectors.cases import memmaps
 from annotations.services.cases import gastricx_import
+from annotations.services.review import assignments_create
 from tests.cases.builders import SMALL_GEOMETRY, write_case
 from tests.factories import make_personas
 
@@ -42,7 +43,9 @@ def imported(tmp_path, people):
 
 @pytest.fixture
 def small_case(tmp_path, people):
-    """Three small phases (arterial, venous, delayed) in benchmark 'gxs'; returns the Case."""
+    """Three small phases (arterial, venous, delayed) in benchmark 'gxs', its questions given to
+    the two reviewers (boxes are drawn by a case's reviewers); returns the Case."""
     write_case(tmp_path / "small", "GX-S-0001", phases=SMALL_GEOMETRY)
-    gastricx_import(path=tmp_path / "small", name="gxs", user=people["curator"])
+    benchmark = gastricx_import(path=tmp_path / "small", name="gxs", user=people["curator"])
+    assignments_create(benchmark=benchmark, reviewers=[people["reviewer"], people["reviewer2"]])
     return Case.objects.get(case_id="GX-S-0001")

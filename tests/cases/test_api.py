@@ -82,7 +82,7 @@ def test_a_case_gives_its_stage_indicators_volumes_and_questions(
     assert [i["name"] for i in data["indicators"] if i["out_of_range"]] == ["CEA"]
     written = {i["name"]: (i["value"], i["value_text"]) for i in data["indicators"]}
     assert written["CA19-9"] == (None, "<0.6") and written["CEA"] == (12.4, "")
-    assert [i["status"] for i in data["items"]] == ["pending", "pending"]
+    assert [i["status"] for i in data["items"]] == ["in_review", "in_review"]  # assigned
     assert api.get(reverse("api-case", args=[small_case.pk + 999])).status_code == 404
 
 
@@ -144,7 +144,7 @@ def test_the_box_list_takes_a_constant_number_of_queries(
 def test_an_edit_based_on_a_stale_version_conflicts(api, small_case, people):
     box = Box.objects.get(volume__case=small_case)
     url = reverse("api-box", args=[box.pk])
-    as_user(api, people["reviewer"])
+    as_user(api, people["curator"])  # an imported box: only a curator's correction moves it
     first = api.patch(url, {"version": 1, "voxel": [8, 10, 1, 30, 38, 6]}, format="json")
     assert first.status_code == 200 and first.json()["version"] == 2
     assert first.json()["mm"][0] == pytest.approx([-251.6 + 8 * 0.8, 181.4 + 10 * 0.7, -885.0])
@@ -152,20 +152,10 @@ def test_an_edit_based_on_a_stale_version_conflicts(api, small_case, people):
     assert stale.status_code == 409 and stale.json()["current_version"] == 2
     box.refresh_from_db()
     assert (box.label, box.version, box.voxel) == ("tumor", 2, [8, 10, 1, 30, 38, 6])
-    assert list(box.revisions.values_list("version", "reason")) == [(1, "imported"), (2, "edited")]
-
-
-def test_a_reviewer_accepts_an_imported_box(api, small_case, people):
-    box = Box.objects.get(volume__case=small_case)
-    url = reverse("api-box-review", args=[box.pk])
-    response = as_user(api, people["reviewer"]).post(
-        url, {"version": 1, "state": "accepted"}, format="json"
-    )
-    assert response.status_code == 200
-    box.refresh_from_db()
-    assert (box.state, box.version, box.source) == ("accepted", 2, "imported")
-    assert box.revisions.last().author == people["reviewer"]
-    assert api.post(url, {"version": 2, "state": "maybe"}, format="json").status_code == 400
+    assert list(box.revisions.values_list("version", "reason")) == [
+        (1, "imported"),
+        (2, "corrected"),
+    ]
 
 
 def test_a_box_is_copied_to_another_phase_through_patient_coordinates(api, small_case, people):
@@ -203,3 +193,158 @@ def test_2d_boxes_are_drawn_on_the_endoscopy_image_in_pixels(api, small_case, pe
     )
     assert [b["label"] for b in api.get(url).json()] == ["lesion"]
     assert Box.objects.filter(image=small_case.endoscopy_image).count() == 1
+
+
+def test_a_reviewer_cannot_accept_reject_or_move_a_box_that_is_not_their_proposal(
+    api, small_case, people
+):
+    box = Box.objects.get(volume__case=small_case)
+    as_user(api, people["reviewer"])
+    for state in ("accepted", "rejected"):
+        response = api.post(
+            reverse("api-box-review", args=[box.pk]), {"version": 1, "state": state}, format="json"
+        )
+        assert response.status_code == 403 and response.json()["code"] == "not_allowed"
+    moved = api.patch(
+        reverse("api-box", args=[box.pk]),
+        {"version": 1, "voxel": [1, 1, 1, 9, 9, 3]},
+        format="json",
+    )
+    assert moved.status_code == 403 and moved.json()["code"] == "not_your_box"
+    box.refresh_from_db()
+    assert (box.state, box.version, box.revisions.count()) == ("proposed", 1, 1)
+
+
+def test_a_reviewer_changes_their_own_proposal_but_not_another_reviewers(api, small_case, people):
+    url = reverse("api-volume-boxes", args=[volume_of(small_case).pk])
+    drawn = as_user(api, people["reviewer"]).post(
+        url, {"label": "tumor", "voxel": [4, 4, 2, 20, 20, 5]}, format="json"
+    )
+    assert drawn.status_code == 201 and drawn.json()["state"] == "proposed"
+    box_url = reverse("api-box", args=[drawn.json()["id"]])
+    mine = api.patch(box_url, {"version": 1, "label": "lymph_node"}, format="json")
+    assert mine.status_code == 200
+    theirs = as_user(api, people["reviewer2"]).patch(
+        box_url, {"version": 2, "label": "stomach"}, format="json"
+    )
+    assert theirs.status_code == 403
+    box = Box.objects.get(pk=drawn.json()["id"])
+    assert (box.label, box.author) == ("lymph_node", people["reviewer"])
+    assert [(r.reason, r.author) for r in box.revisions.all()] == [
+        ("drawn", people["reviewer"]),
+        ("edited", people["reviewer"]),
+    ]
+
+
+def test_only_a_cases_reviewers_draw_boxes_on_it(api, small_case, people):
+    from tests.factories import make_user
+
+    stranger = make_user("frank", "reviewer")
+    url = reverse("api-volume-boxes", args=[volume_of(small_case).pk])
+    payload = {"label": "tumor", "voxel": [4, 4, 2, 20, 20, 5]}
+    refused = as_user(api, stranger).post(url, payload, format="json")
+    assert refused.status_code == 403 and refused.json()["code"] == "not_assigned"
+    image_url = reverse("api-image-boxes", args=[small_case.endoscopy_image.sha256])
+    refused_2d = api.post(image_url, {"label": "lesion", "box": [1, 1, 9, 9]}, format="json")
+    assert refused_2d.status_code == 403
+    adjudicator = as_user(api, people["adjudicator"]).post(url, payload, format="json")
+    assert adjudicator.status_code == 403
+    assert as_user(api, people["curator"]).post(url, payload, format="json").status_code == 201
+    assert Box.objects.filter(author__in=[stranger, people["adjudicator"]]).count() == 0
+
+
+def _dispute_the_case(case, people):
+    from annotations.models import Item
+    from annotations.services.review import review_submit
+
+    item = Item.objects.filter(case=case).order_by("pk").first()
+    review_submit(item=item, reviewer=people["reviewer"], verdict="accept", version=item.version)
+    review_submit(
+        item=item, reviewer=people["reviewer2"], verdict="reject", reason="ambiguous",
+        version=item.version,
+    )  # fmt: skip
+    item.refresh_from_db()
+    assert item.status == "disputed"
+    return item
+
+
+def test_an_adjudicator_settles_boxes_only_while_settling_a_dispute_of_the_case(
+    api, small_case, people
+):
+    box = Box.objects.get(volume__case=small_case)
+    url = reverse("api-box-review", args=[box.pk])
+    as_user(api, people["adjudicator"])
+    before = api.post(url, {"version": 1, "state": "rejected"}, format="json")
+    assert before.status_code == 403  # no dispute on this case: nothing to settle
+    item = _dispute_the_case(small_case, people)
+    response = api.post(
+        url, {"version": 1, "state": "rejected", "note": "not a tumor"}, format="json"
+    )
+    assert response.status_code == 200
+    revision = box.revisions.last()
+    assert (revision.state, revision.author, revision.reason) == (
+        "rejected",
+        people["adjudicator"],
+        "rejected",
+    )
+    assert revision.note == f"Adjudication of item #{item.source_index}: not a tumor"
+    assert api.post(url, {"version": 2, "state": "maybe"}, format="json").status_code == 400
+
+
+def test_a_reviewer_of_the_dispute_who_adjudicates_cannot_settle_its_boxes(api, small_case, people):
+    from annotations.services.users import user_ensure
+
+    user_ensure(username=people["reviewer"].username, password="x", roles=("adjudicator",))
+    _dispute_the_case(small_case, people)
+    box = Box.objects.get(volume__case=small_case)
+    response = as_user(api, people["reviewer"]).post(
+        reverse("api-box-review", args=[box.pk]), {"version": 1, "state": "rejected"}, format="json"
+    )
+    assert response.status_code == 403
+    box.refresh_from_db()
+    assert box.state == "proposed"
+
+
+def test_a_curators_correction_of_a_box_is_recorded_with_its_reason(api, small_case, people):
+    box = Box.objects.get(volume__case=small_case)
+    response = as_user(api, people["curator"]).post(
+        reverse("api-box-review", args=[box.pk]),
+        {"version": 1, "state": "accepted", "note": "checked on the venous phase"},
+        format="json",
+    )
+    assert response.status_code == 200
+    revision = box.revisions.last()
+    assert (revision.author, revision.state) == (people["curator"], "accepted")
+    assert revision.note == "Curator's correction: checked on the venous phase"
+
+
+def test_a_curator_reviewing_the_case_proposes_boxes_like_any_reviewer(
+    api, small_case, people, tmp_path
+):
+    from annotations.models import Assignment, Item
+    from annotations.services.users import user_ensure
+
+    curator = people["curator"]
+    user_ensure(username=curator.username, password="x", roles=("reviewer",))
+    item = Item.objects.filter(case=small_case).order_by("pk").first()
+    Assignment.objects.filter(item=item, reviewer=people["reviewer2"]).update(reviewer=curator)
+    box = Box.objects.get(volume__case=small_case)
+    as_user(api, curator)
+    judged = api.post(
+        reverse("api-box-review", args=[box.pk]), {"version": 1, "state": "rejected"}, format="json"
+    )
+    assert judged.status_code == 403
+    moved = api.patch(
+        reverse("api-box", args=[box.pk]),
+        {"version": 1, "voxel": [1, 1, 1, 9, 9, 3]},
+        format="json",
+    )
+    assert moved.status_code == 403
+    drawn = api.post(
+        reverse("api-volume-boxes", args=[volume_of(small_case).pk]),
+        {"label": "tumor", "voxel": [4, 4, 2, 20, 20, 5]},
+        format="json",
+    )
+    assert drawn.status_code == 201 and drawn.json()["state"] == "proposed"
+    box.refresh_from_db()
+    assert (box.state, box.version) == ("proposed", 1)

@@ -27,7 +27,7 @@ from tests.cases.conftest import media_files
 from tests.factories import PASSWORD
 
 
-def test_release_boxes_carry_voxel_mm_and_geometry_per_phase(small_case):
+def test_release_boxes_carry_voxel_mm_and_geometry_per_phase(small_case, people):
     item = Item.objects.filter(case=small_case).first()
     blocks = case_boxes_for_export(item)
     assert [b["phase"] for b in blocks] == ["arterial", "venous", "delayed"]
@@ -38,7 +38,7 @@ def test_release_boxes_carry_voxel_mm_and_geometry_per_phase(small_case):
     assert venous["boxes"][0]["mm"][0] == pytest.approx([-243.6, 189.8, -880.0])
     json.dumps(blocks)  # plain JSON values only
     box = Box.objects.get(volume__case=small_case)
-    box_services.box_review(box=box, version=1, state="rejected", user=None)
+    box_services.box_review(box=box, version=1, state="rejected", user=people["curator"])
     assert case_boxes_for_export(small_case)[1]["boxes"] == []
     assert case_boxes_for_export(Item(question="no case")) == []
 
@@ -58,7 +58,9 @@ def test_a_release_refuses_ct_geometry_whose_millimetres_are_not_finite(small_ca
 
 def test_coco_holds_the_2d_boxes_of_the_benchmark(small_case, people):
     image = small_case.endoscopy_image
-    box_services.box_create_2d(image=image, label="lesion", coords=[10, 5, 60, 40], user=None)
+    box_services.box_create_2d(
+        image=image, label="lesion", coords=[10, 5, 60, 40], user=people["curator"]
+    )
     out = io.StringIO()
     coco_for_benchmark(small_case.benchmark, out)
     data = json.loads(out.getvalue())

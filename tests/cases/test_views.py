@@ -96,8 +96,9 @@ def test_the_case_page_takes_a_constant_number_of_queries(
     url = urls(small_case)["case"]
     logged_in(client, people["reviewer"])
     client.get(url)
-    # session, user, roles, case, indicators, volumes, their boxes, items, endoscopy boxes
-    with django_assert_num_queries(9):
+    # session, user, roles, case, indicators, volumes, their boxes, items, endoscopy boxes,
+    # may I draw on the CT, may I draw on the endoscopy image
+    with django_assert_num_queries(11):
         client.get(url)
 
 

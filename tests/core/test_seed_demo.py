@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import authenticate
-from django.core.management import call_command
+from django.contrib.auth import authenticate, get_user_model
+from django.core.management import CommandError, call_command
 
 from annotations.access import user_roles
-from annotations.models import Assignment, Benchmark, Case, Item, Volume
+from annotations.models import Assignment, Benchmark, Case, Item, Review, Volume
+from annotations.selectors.review import adjudication_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -54,3 +55,25 @@ def test_seed_demo_creates_all_three_families_and_one_user_per_role_once(capsys)
         and Item.objects.filter(benchmark__name="endobench-demo").count() == 60
     )
     assert "already present" in capsys.readouterr().out
+
+
+def test_the_demo_adjudicator_has_disputes_of_others_to_settle_right_after_seeding():
+    call_command("seed_demo", verbosity=0)
+    adjudicator = authenticate(username="adjudicator", password="adjudicator-demo")
+    disputes = Item.objects.filter(status="disputed")
+    assert disputes.count() >= 2
+    assert not Review.objects.filter(reviewer=adjudicator).exists()
+    assert not Assignment.objects.filter(reviewer=adjudicator).exists()
+    mine = list(adjudication_queue(adjudicator))
+    assert mine and set(mine) == set(disputes)
+    for item in mine:  # each dispute is between the two demo reviewers
+        reviewers = set(item.reviews.values_list("reviewer__username", flat=True))
+        assert reviewers == {"reviewer", "reviewer2"}
+
+
+def test_seed_demo_refuses_to_run_outside_development(settings):
+    settings.DEVELOPMENT = False
+    with pytest.raises(CommandError, match="DEBUG=1"):
+        call_command("seed_demo", verbosity=0)
+    assert not Benchmark.objects.exists()
+    assert not get_user_model().objects.filter(username="curator").exists()

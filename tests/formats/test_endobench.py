@@ -93,12 +93,66 @@ def test_the_json_reader_finds_images_in_the_endobench_images_folder(tmp_path: P
     assert [row.index for row in rows] == [5, 6]
     assert rows[0].images == [frame] and rows[0].image_paths == ["cvc/001.jpg"]
     assert rows[1].images == [jpeg_bytes("blue")]
-    assert rows[0].options == {"A": "bleeding", "B": "polyp", "C": "normal"}
+    # Every option column of the header (A–F as in EndoBench's TSV), '' when empty.
+    assert rows[0].options == {"A": "bleeding", "B": "polyp", "C": "normal"} | dict.fromkeys(
+        "DEF", ""
+    )
     assert rows[0].answer == "B"
     assert rows[0].extra == {
         "category": "Lesion", "task": "Detection", "subtask": "Polyp", "scene": "Colonoscopy",
-        "dataset": "CVC-ClinicDB", "gt": "polyp", "id": "5",
+        "dataset": "CVC-ClinicDB", "gt": "polyp",
     }  # fmt: skip
+
+
+def test_the_json_maps_to_the_endobench_tsv_header_with_extra_keys_as_columns(tmp_path: Path):
+    (tmp_path / "a.jpg").write_bytes(jpeg_bytes())
+    items = [
+        json_item(1, "a.jpg", source_video="v12", frame_no=40),
+        json_item(2, "a.jpg", options=["a", "b", "c", "d", "e"], bbox=[1, 2], reviewed=True),
+    ]
+    reader = EndoBenchJsonReader(write_json(tmp_path, items))
+    rows = list(reader)
+
+    assert reader.columns == [
+        "index", "image", "image_path", "question", "category", "task", "subtask", "scene",
+        "answer", "dataset", "gt", "A", "B", "C", "D", "E", "F", "source_video", "frame_no", "bbox",
+        "reviewed",
+    ]  # fmt: skip
+    assert reader.columns[: len(TSV_HEADER)] == TSV_HEADER  # the TSV's header, extra keys after
+    assert rows[0].extra["source_video"] == "v12" and rows[0].extra["frame_no"] == "40"
+    assert rows[0].extra["bbox"] == "" and rows[1].extra["bbox"] == "[1, 2]"
+    assert rows[1].extra["reviewed"] == "true"
+
+
+def test_ids_that_are_not_indexes_are_kept_in_an_id_column(tmp_path: Path):
+    (tmp_path / "a.jpg").write_bytes(jpeg_bytes())
+    items = [
+        json_item(0, "a.jpg", id="endo-7"),
+        json_item(0, "a.jpg", id="007"),
+        json_item(9, "a.jpg"),
+    ]
+    reader = EndoBenchJsonReader(write_json(tmp_path, items))
+    rows = list(reader)
+
+    assert reader.columns[-1] == "id"
+    assert [(row.index, row.extra["id"]) for row in rows] == [(1, "endo-7"), (2, "007"), (9, "9")]
+
+
+def test_a_hint_key_fills_the_hint_column(tmp_path: Path):
+    (tmp_path / "a.jpg").write_bytes(jpeg_bytes())
+    reader = EndoBenchJsonReader(write_json(tmp_path, [json_item(1, "a.jpg", hint="Look left")]))
+    [row] = list(reader)
+    assert row.hint == "Look left" and reader.columns[4] == "hint" and "id" not in reader.columns
+
+
+def test_keys_that_cannot_be_columns_are_reported(tmp_path: Path):
+    (tmp_path / "a.jpg").write_bytes(jpeg_bytes())
+    items = [json_item(1, "a.jpg", A="x", index=3), json_item(2, "a.jpg", **{" ": 1})]
+    reader = EndoBenchJsonReader(write_json(tmp_path, items))
+    assert list(reader) == []
+    assert [(p.row, p.column) for p in reader.problems] == [(1, "A"), (1, "index"), (2, None)]
+    assert "clashes" in reader.problems[0].reason and "no name" in reader.problems[2].reason
+    assert reader.columns == TSV_HEADER  # no column for them
 
 
 def test_the_json_reader_numbers_items_without_integer_ids_by_position(tmp_path: Path):
@@ -107,7 +161,7 @@ def test_the_json_reader_numbers_items_without_integer_ids_by_position(tmp_path:
         write_json(tmp_path, [json_item(0, "a.jpg", id="x-1"), json_item(0, "a.jpg", id="17")])
     )
     assert [row.index for row in rows] == [1, 17]
-    assert rows[0].extra["id"] == "x-1"
+    assert rows[0].extra["id"] == "x-1" and rows[1].extra["id"] == "17"
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ import io
 
 import pytest
 
-from annotations.formats.errors import FormatError
+from annotations.formats.errors import FormatError, RowWarning
 from annotations.formats.medqdeg import MEDQDEG_COLUMNS, MedQDegTsvReader
 from annotations.formats.taxonomy import (
     ANY_MODALITY_KINDS,
@@ -65,25 +65,59 @@ def test_it_reports_bad_modality_kind_severity_and_clean_index_per_row():
             deg_row(1, "PET", "gaussian_noise", "mild"),
             deg_row(2, "CT", "jpeg_artifact", "mild"),
             deg_row(3, "CT", "gaussian_noise", "extreme"),
-            deg_row(4, "MRI", "low_dose", "severe"),
-            deg_row(5, "CT", "", "mild"),
-            deg_row(6, "CT", "low_dose", "mild", clean_index="six"),
-            deg_row(7, "CT", "low_dose", "severe"),
+            deg_row(4, "CT", "", "mild"),
+            deg_row(5, "CT", "low_dose", "mild", clean_index="six"),
+            deg_row(6, "CT", "low_dose", "severe"),
         ]
     )
-    assert [row.index for row in reader] == [7]
+    assert [row.index for row in reader] == [6]
     assert [(problem.row, problem.column) for problem in reader.problems] == [
         (1, "modality"),
         (2, "degradation_type"),
         (3, "degradation_severity"),
         (4, "degradation_type"),
-        (5, "degradation_type"),
-        (6, "clean_index"),
+        (5, "clean_index"),
     ]
     reasons = [problem.reason for problem in reader.problems]
     assert "unknown modality 'PET'" in reasons[0]
-    assert reasons[3] == "degradation 'low_dose' does not apply to MRI images"
-    assert reasons[4] == "a degraded image needs a degradation type"
+    assert reasons[3] == "a degraded image needs a degradation type"
+    assert reader.warnings == []
+
+
+def test_a_degradation_foreign_to_the_modality_is_imported_with_a_warning():
+    reader = read(
+        [
+            deg_row(1, "Ultrasound", "low_dose", "mild"),
+            deg_row(2, "mr", "Bubble_Artifact", "severe"),
+            deg_row(3, "CT", "low_dose", "severe"),
+            deg_row(4, "Ultrasound", "", "clean"),
+            deg_row(5, "X-ray", "gaussian_noise", "mild"),
+        ]
+    )
+    rows = list(reader)
+    assert reader.problems == []
+    assert [row.index for row in rows] == [1, 2, 3, 4, 5]
+    assert rows[1].extra["degradation_type"] == "bubble_artifact"  # still normalised
+    assert reader.warnings == [
+        RowWarning(
+            1,
+            "degradation_type",
+            "degradation_modality_mismatch",
+            "degradation 'low_dose' does not apply to Ultrasound images",
+        ),
+        RowWarning(
+            2,
+            "degradation_type",
+            "degradation_modality_mismatch",
+            "degradation 'bubble_artifact' does not apply to MRI images",
+        ),
+    ]
+
+
+def test_a_row_refused_for_another_reason_is_not_also_checked_for_the_mismatch():
+    reader = read([deg_row(1, "PET", "low_dose", "mild"), deg_row(2, "CT", "blur", "mild")])
+    assert list(reader) == []
+    assert len(reader.problems) == 2 and reader.warnings == []
 
 
 def test_it_requires_the_medqdeg_columns():

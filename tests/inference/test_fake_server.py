@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import json
+import math
+import struct
 import subprocess
 import sys
 import threading
@@ -12,25 +16,32 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
-from annotations.inference import build_mcq_prompt, build_medqdeg_prompt
+from annotations.inference import build_mcq_prompt, build_medqdeg_prompt, build_messages
+from annotations.inference.boxparse import parse_box
 from tests.support.fake_openai import (
+    BOX_STYLES,
     FakeOpenAIServer,
     Reply,
+    box_answers,
     extract_question,
     flaky,
+    hashed_embeddings,
+    hashed_vector,
     oracle,
+    replay,
+    sha256_hex,
     varied_formats,
 )
 
 OPTIONS = {"A": "Polyp", "B": "Ulcer", "C": "Erosion", "D": "Normal"}
 
 
-def post_chat(server: FakeOpenAIServer, content: str) -> tuple[int, dict[str, str], bytes]:
-    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": content}]}).encode()
+def post_json(server: FakeOpenAIServer, path: str, body: dict) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(
-        f"{server.base_url}/chat/completions",
-        data=body,
+        f"{server.base_url}{path}",
+        data=json.dumps(body).encode(),
         headers={"Content-Type": "application/json"},
     )
     try:
@@ -40,10 +51,28 @@ def post_chat(server: FakeOpenAIServer, content: str) -> tuple[int, dict[str, st
         return error.code, dict(error.headers), error.read()
 
 
-def answer_of(server: FakeOpenAIServer, content: str) -> str:
+def post_chat(server: FakeOpenAIServer, content) -> tuple[int, dict[str, str], bytes]:
+    return post_json(
+        server,
+        "/chat/completions",
+        {"model": "m", "messages": [{"role": "user", "content": content}]},
+    )
+
+
+def answer_of(server: FakeOpenAIServer, content) -> str:
     status, _, payload = post_chat(server, content)
     assert status == 200
     return json.loads(payload)["choices"][0]["message"]["content"]
+
+
+def png(shade: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("L", (6, 6), shade).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def image_content(prompt: str, image: bytes):
+    return build_messages(prompt, [image])[0]["content"]
 
 
 def test_it_answers_a_chat_completion_with_usage():
@@ -138,7 +167,7 @@ def test_it_serves_concurrent_requests_in_parallel():
 
 def test_it_answers_404_elsewhere():
     with FakeOpenAIServer() as server:
-        request = urllib.request.Request(f"{server.base_url}/embeddings", data=b"{}")
+        request = urllib.request.Request(f"{server.base_url}/completions", data=b"{}")
         with pytest.raises(urllib.error.HTTPError) as caught:
             urllib.request.urlopen(request, timeout=5)
 
@@ -169,3 +198,92 @@ def test_it_runs_standalone_from_the_command_line():
 
     assert banner.startswith("fake OpenAI server on http://127.0.0.1:")
     assert body["choices"][0]["message"]["content"] == "A"
+
+
+def test_replay_answers_by_prompt_then_by_image_then_by_default():
+    ct, endoscopy = png(10), png(200)
+    script = replay(
+        {"Write the CT report": "Wall thickening in the antrum.", "exact prompt": "exact"},
+        by_image={sha256_hex(endoscopy): "Ulcer on the lesser curvature."},
+        default="no report",
+    )
+    with FakeOpenAIServer(script) as server:
+        exact = answer_of(server, "exact prompt")
+        contained = answer_of(server, image_content("Please Write the CT report now.", ct))
+        by_image = answer_of(server, image_content("Write the endoscopy report.", endoscopy))
+        unknown = answer_of(server, image_content("Write the endoscopy report.", ct))
+
+    assert exact == "exact"
+    assert contained == "Wall thickening in the antrum."
+    assert by_image == "Ulcer on the lesser curvature."
+    assert unknown == "no report"
+
+
+@pytest.mark.parametrize("style", sorted(BOX_STYLES))
+def test_box_answers_speak_every_style_our_parser_reads_back(style):
+    image = png(50)
+    script = box_answers({sha256_hex(image): (12, 30, 80, 95.5)}, style=style)
+    with FakeOpenAIServer(script) as server:
+        reply = answer_of(server, image_content("Locate the tumor.", image))
+
+    assert parse_box(reply, width=512, height=512).box == (12, 30, 80, 95.5)
+
+
+def test_box_answers_rotate_styles_and_say_none_without_a_box():
+    images = [png(shade) for shade in range(0, 250, 10)]
+    table = {sha256_hex(image): (1, 2, 3, 4) for image in images}
+    table[sha256_hex(images[0])] = None
+    with FakeOpenAIServer(box_answers(table)) as server:
+        replies = [answer_of(server, image_content("Locate.", image)) for image in images]
+        unknown = answer_of(server, image_content("Locate.", png(255)))
+
+    assert replies[0] == "none" and unknown == "none"
+    assert len(set(replies[1:])) >= 4
+    with pytest.raises(ValueError):
+        box_answers({}, style="bogus")
+
+
+def test_it_answers_embeddings_with_one_fixed_unit_vector_per_input():
+    with FakeOpenAIServer() as server:
+        status, _, payload = post_json(
+            server,
+            "/embeddings",
+            {"model": "e", "input": ["gastric wall", "antrum", "gastric wall"]},
+        )
+        [request] = server.embedding_requests
+
+    body = json.loads(payload)
+    vectors = [item["embedding"] for item in body["data"]]
+    assert status == 200 and body["object"] == "list"
+    assert [item["index"] for item in body["data"]] == [0, 1, 2]
+    assert vectors[0] == vectors[2] == hashed_vector("gastric wall")
+    assert vectors[0] != vectors[1]
+    assert math.isclose(sum(x * x for x in vectors[1]), 1.0)
+    assert body["usage"] == {"prompt_tokens": 5, "total_tokens": 5}
+    assert request["input"] == ["gastric wall", "antrum", "gastric wall"]
+    assert server.requests == []
+
+
+def test_embeddings_can_share_a_vector_by_key_and_come_as_base64():
+    script = hashed_embeddings(dimensions=4, key_of=lambda text: text.split(":")[0])
+    with FakeOpenAIServer(embeddings=script) as server:
+        _, _, payload = post_json(
+            server,
+            "/embeddings",
+            {"model": "e", "input": "case7:report", "encoding_format": "base64"},
+        )
+        _, _, plain = post_json(server, "/embeddings", {"model": "e", "input": "case7:image"})
+
+    encoded = json.loads(payload)["data"][0]["embedding"]
+    decoded = struct.unpack("<4f", base64.b64decode(encoded))
+    assert decoded == pytest.approx(hashed_vector("case7", 4), rel=1e-6)
+    assert json.loads(plain)["data"][0]["embedding"] == hashed_vector("case7", 4)
+
+
+def test_embeddings_scripts_fail_and_recover_like_chat_scripts():
+    with FakeOpenAIServer(embeddings=flaky(first_n_fail=1, status=503)) as server:
+        first = post_json(server, "/embeddings", {"model": "e", "input": ["a"]})
+        second = post_json(server, "/embeddings", {"model": "e", "input": ["a"]})
+
+    assert first[0] == 503
+    assert second[0] == 200 and json.loads(second[2])["data"] == []

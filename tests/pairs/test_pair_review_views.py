@@ -288,8 +288,9 @@ def test_the_adjudication_page_of_a_pair_runs_a_constant_number_of_queries(
         for twin in twins[:2]:
             submit(client, twin, realism="5" if person == "reviewer" else "1")
     client.force_login(people["adjudicator"])
-    # session, user, roles, item + benchmark + clean twin, its images, the clean twin's images,
-    # review slots, reviews with their reviewers, disputed count
+    # session, user, roles, "did I review it?" (independence), item + benchmark + clean twin,
+    # its images, the clean twin's images, review slots, reviews with their reviewers, my
+    # disputes left
     for twin in twins[:2]:
-        with django_assert_num_queries(9):
+        with django_assert_num_queries(10):
             assert client.get(reverse("adjudicate", args=[twin.pk])).status_code == 200

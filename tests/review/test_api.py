@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from django.test import TestCase
-from rest_framework.authtoken.models import Token
+from knox.models import AuthToken
 from rest_framework.test import APIClient
 
 from annotations.models import Adjudication, Assignment, Item, Review
@@ -15,7 +15,7 @@ class ApiTestCase(TestCase):
     def setUpTestData(cls):
         cls.people = make_personas()
         cls.tokens = {
-            name: Token.objects.create(user=user).key for name, user in cls.people.items()
+            name: AuthToken.objects.create(user=user)[1] for name, user in cls.people.items()
         }
 
     def api(self, persona: str | None) -> APIClient:

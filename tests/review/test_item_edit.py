@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.test import TestCase
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
+from knox.models import AuthToken
 from rest_framework.test import APIClient
 
 from annotations.models import Item, ItemRevision, ItemStatus, RevisionReason
@@ -161,8 +161,8 @@ class ItemEditPageTests(ItemEditTestCase):
 class ItemEditApiTests(ItemEditTestCase):
     def api(self, persona: str) -> APIClient:
         client = APIClient()
-        token, _ = Token.objects.get_or_create(user=self.people[persona])
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        _instance, token = AuthToken.objects.create(user=self.people[persona])
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
         return client
 
     def body(self, **changes):

@@ -232,27 +232,27 @@ class OpenAIRunTests(TestCase):
     def test_the_api_key_comes_from_the_named_environment_variable(self):
         with FakeOpenAIServer(answer_letter("A")) as server:
             endpoint = make_endpoint(server.base_url, name="keyed")
-            endpoint.api_key_env = "CLINREVIEW_TEST_KEY"
+            endpoint.api_key_env = "CLINREVIEW_KEY_TEST"
             endpoint.save()
             run = run_services.run_create(
                 benchmark=self.benchmark, endpoint=endpoint, enqueue=False
             )
             with pytest.MonkeyPatch.context() as patch:
-                patch.setenv("CLINREVIEW_TEST_KEY", "sk-from-env")
+                patch.setenv("CLINREVIEW_KEY_TEST", "sk-from-env")
                 execute(run)
             headers = server.request_headers
         self.assertTrue(all(h["authorization"] == "Bearer sk-from-env" for h in headers))
 
     def test_a_missing_api_key_variable_fails_the_run_with_a_clear_message(self):
         endpoint = make_endpoint("http://127.0.0.1:9/v1", name="nokey")
-        endpoint.api_key_env = "CLINREVIEW_UNSET_KEY_VARIABLE"
+        endpoint.api_key_env = "CLINREVIEW_KEY_UNSET_VARIABLE"
         endpoint.save()
         run = run_services.run_create(benchmark=self.benchmark, endpoint=endpoint, enqueue=False)
         with self.assertRaises(DomainError):
             execute(run)
         run.refresh_from_db()
         self.assertEqual(run.status, RunStatus.FAILED)
-        self.assertIn("CLINREVIEW_UNSET_KEY_VARIABLE", run.error)
+        self.assertIn("CLINREVIEW_KEY_UNSET_VARIABLE", run.error)
 
 
 class ResumeAndCancelTests(TestCase):

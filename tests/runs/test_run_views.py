@@ -114,13 +114,13 @@ class RunCreateTests(RunPagesTestCase):
             name="local-vllm",
             base_url="http://127.0.0.1:8000/v1",
             model="qwen-vl",
-            api_key_env="VLLM_KEY",
+            api_key_env="CLINREVIEW_KEY_VLLM",
         )
         with self.captureOnCommitCallbacks(execute=False):
             self.client.post(self.url, data)
         run = Run.objects.latest("pk")
         self.assertEqual(run.endpoint.model, "qwen-vl")
-        self.assertEqual(run.endpoint.api_key_env, "VLLM_KEY")
+        self.assertEqual(run.endpoint.api_key_env, "CLINREVIEW_KEY_VLLM")
 
     def test_it_shows_errors_and_creates_nothing_when_no_item_matches(self):
         self.login()

@@ -5,7 +5,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from annotations.scoring.accuracy import Score, breakdown, vlmeval_report, wilson_interval
+from annotations.scoring.accuracy import (
+    Score,
+    breakdown,
+    medqdeg_score_table,
+    printed_as_vlmeval,
+    vlmeval_acc_table,
+    wilson_interval,
+)
 
 
 def test_it_computes_the_wilson_interval_of_8_out_of_10() -> None:
@@ -79,37 +86,85 @@ def test_it_reports_like_vlmevalkit_by_split_then_overall_l2_category_and_catego
         {"hit": True, "split": "dev", "l2-category": "reasoning", "category": "bleeding"},
     ]
 
-    report = vlmeval_report(records)
+    dev, test = vlmeval_acc_table(records)
 
-    assert list(report) == ["dev", "test"]
-    assert list(report["test"]) == ["Overall", "perception", "reasoning", "bleeding", "polyp"]
-    test_row = report["test"]
-    assert (test_row["Overall"].hits, test_row["Overall"].n) == (2, 3)
-    assert (test_row["perception"].hits, test_row["perception"].n) == (1, 2)
-    assert (test_row["polyp"].hits, test_row["polyp"].n) == (2, 2)
-    assert (test_row["bleeding"].hits, test_row["bleeding"].n) == (0, 1)
+    assert list(test) == ["split", "Overall", "perception", "reasoning", "bleeding", "polyp"]
+    assert test == {
+        "split": "test", "Overall": 2 / 3, "perception": 0.5, "reasoning": 1.0, "bleeding": 0.0,
+        "polyp": 1.0,
+    }  # fmt: skip
     # dev has no perception item: VLMEvalKit shows NaN in that cell.
-    assert report["dev"]["perception"].n == 0
-    assert math.isnan(report["dev"]["perception"].accuracy)
+    assert dev["split"] == "dev" and math.isnan(dev["perception"])
 
 
-def test_it_puts_records_without_a_split_in_none() -> None:
-    report = vlmeval_report([{"hit": True, "category": "polyp"}, {"hit": False}])
+def test_without_a_split_column_one_row_none_holds_every_item() -> None:
+    [row] = vlmeval_acc_table([{"hit": True, "category": "polyp"}, {"hit": False, "category": "x"}])
 
-    assert list(report) == ["none"]
-    assert list(report["none"]) == ["Overall", "polyp"]
-    assert report["none"]["Overall"].accuracy == pytest.approx(0.5)
+    assert row == {"split": "none", "Overall": 0.5, "polyp": 1.0, "x": 0.0}
 
 
-def test_it_reads_a_category_named_like_an_l2_category_from_category() -> None:
+def test_with_a_split_column_items_without_a_split_land_in_a_nan_row() -> None:
     records = [
-        {"hit": True, "l2-category": "lesion", "category": "other"},
-        {"hit": False, "l2-category": "other", "category": "lesion"},
+        {"hit": True, "split": "dev", "category": "polyp"},
+        {"hit": True, "split": "", "category": "polyp"},
+        {"hit": False, "split": "NA", "category": "polyp"},
     ]
 
-    row = vlmeval_report(records)["none"]
+    dev, missing = vlmeval_acc_table(records)
 
-    # "lesion" is first placed as an l2-category column, then overwritten by the category value.
-    assert list(row) == ["Overall", "lesion", "other"]
-    assert row["lesion"].hits == 0
-    assert row["other"].hits == 1
+    assert dev == {"split": "dev", "Overall": 1.0, "polyp": 1.0}
+    assert missing["split"] == "nan"
+    assert math.isnan(missing["Overall"]) and math.isnan(missing["polyp"])
+
+
+def test_the_header_decides_which_columns_exist() -> None:
+    records = [{"hit": True, "split": "dev", "category": "", "l2-category": "x"}]
+
+    [row] = vlmeval_acc_table(records, header=["index", "Category", "answer"])
+
+    # No split column in the file: one row "none"; a category column of missing cells: "nan".
+    assert row["split"] == "none" and row["Overall"] == 1.0
+    assert list(row) == ["split", "Overall", "nan"] and math.isnan(row["nan"])
+
+
+def test_names_met_twice_keep_the_first_place_and_mmbench_names_are_abbreviated() -> None:
+    records = [
+        {"hit": True, "l2-category": "lesion", "category": "logic_reasoning"},
+        {"hit": False, "l2-category": "other", "category": "lesion"},
+        {"hit": False, "l2-category": "other", "category": "Overall"},
+    ]
+
+    [row] = vlmeval_acc_table(records)
+
+    assert list(row) == ["split", "Overall", "lesion", "other", "LR"]
+    assert row["lesion"] == 0.0  # the category's value, in the l2-category's place
+    assert row["Overall"] == 0.0  # a category named "Overall" overwrites it, as in VLMEvalKit
+    assert row["LR"] == 1.0
+
+
+def test_medqdegs_own_score_table() -> None:
+    records = [
+        {"hit": True, "modality": "CT", "degradation_type": "low_dose",
+         "degradation_severity": "mild", "source": "s1"},
+        {"hit": False, "modality": "CT", "degradation_type": "gaussian_noise",
+         "degradation_severity": "severe", "source": "s1"},
+        {"hit": True, "modality": "MRI", "degradation_type": "",
+         "degradation_severity": "clean", "source": "s2"},
+    ]  # fmt: skip
+
+    table = medqdeg_score_table(records)
+
+    assert table == {
+        "Overall": 2 / 3, "Total": 3, "Modality_CT": 0.5, "Modality_MRI": 1.0,
+        "DegType_gaussian_noise": 0.0, "DegType_low_dose": 1.0, "Severity_clean": 1.0,
+        "Severity_mild": 1.0, "Severity_severe": 0.0, "Source_s1": 0.5, "Source_s2": 1.0,
+    }  # fmt: skip
+    assert list(medqdeg_score_table(records, header=["modality"])) == [
+        "Overall", "Total", "Modality_CT", "Modality_MRI",
+    ]  # fmt: skip
+
+
+def test_values_print_as_vlmevalkits_log_does() -> None:
+    assert printed_as_vlmeval(160 / 748) == "0.213904"
+    assert printed_as_vlmeval(1.0) == "1"
+    assert printed_as_vlmeval(math.nan) == "nan"

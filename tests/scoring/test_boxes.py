@@ -4,7 +4,16 @@ import math
 
 import pytest
 
-from annotations.scoring.boxes import average_precision, iou, iou_2d, iou_3d
+from annotations.scoring.boxes import (
+    ap_from_hits,
+    average_precision,
+    box3d_from_slice_boxes,
+    box_on_slice,
+    iou,
+    iou_2d,
+    iou_3d,
+    mean_iou,
+)
 
 
 def test_it_computes_2d_iou_of_overlapping_boxes() -> None:
@@ -118,3 +127,135 @@ def test_it_scores_zero_without_detections_and_nan_without_truths() -> None:
 def test_it_rejects_a_mix_of_2d_and_3d_boxes() -> None:
     with pytest.raises(ValueError):
         average_precision([("img1", (0, 0, 0, 4, 4, 4), 0.9)], TRUTHS)
+
+
+# The worked example of Padilla et al., "A Survey on Performance Metrics for Object-Detection
+# Algorithms" (IWSSIP 2020), Object-Detection-Metrics README and samples/sample_2: 7 images,
+# 15 truths, 24 detections (x, y, width, height, confidence), TP at IoU >= 0.3; published
+# all-point AP 24.56 %. Its boxes count pixels inclusively (width w spans w + 1 columns), so they
+# become (x, y, x + w + 1, y + h + 1) in our end-exclusive convention.
+PADILLA_TRUTHS = {
+    1: [(25, 16, 38, 56), (129, 123, 41, 62)],
+    2: [(123, 11, 43, 55), (38, 132, 59, 45)],
+    3: [(16, 14, 35, 48), (123, 30, 49, 44), (99, 139, 47, 47)],
+    4: [(53, 42, 40, 52), (154, 43, 31, 34)],
+    5: [(59, 31, 44, 51), (48, 128, 34, 52)],
+    6: [(36, 89, 52, 76), (62, 58, 44, 67)],
+    7: [(28, 31, 55, 63), (58, 67, 50, 58)],
+}
+PADILLA_DETECTIONS = {
+    1: [(0.88, 5, 67, 31, 48), (0.70, 119, 111, 40, 67), (0.80, 124, 9, 49, 67)],
+    2: [(0.71, 64, 111, 64, 58), (0.54, 26, 140, 60, 47), (0.74, 19, 18, 43, 35)],
+    3: [
+        (0.18, 109, 15, 77, 39),
+        (0.67, 86, 63, 46, 45),
+        (0.38, 160, 62, 36, 53),
+        (0.91, 105, 131, 47, 47),
+        (0.44, 18, 148, 40, 44),
+    ],
+    4: [
+        (0.35, 83, 28, 28, 26),
+        (0.78, 28, 68, 42, 67),
+        (0.45, 87, 89, 25, 39),
+        (0.14, 10, 155, 60, 26),
+    ],
+    5: [
+        (0.62, 50, 38, 28, 46),
+        (0.44, 95, 11, 53, 28),
+        (0.95, 29, 131, 72, 29),
+        (0.23, 29, 163, 72, 29),
+    ],
+    6: [(0.45, 43, 48, 74, 38), (0.84, 17, 155, 29, 35), (0.43, 95, 110, 25, 42)],
+    7: [(0.48, 16, 20, 101, 88), (0.95, 33, 116, 37, 49)],
+}
+
+
+def _inclusive(x: float, y: float, w: float, h: float) -> tuple[float, float, float, float]:
+    return (x, y, x + w + 1, y + h + 1)
+
+
+def padilla_example() -> tuple[list, list]:
+    truths = [(image, _inclusive(*box)) for image, boxes in PADILLA_TRUTHS.items() for box in boxes]
+    detections = [
+        (image, _inclusive(*box), score)
+        for image, rows in PADILLA_DETECTIONS.items()
+        for score, *box in rows
+    ]
+    return detections, truths
+
+
+def test_it_reproduces_the_published_all_point_worked_example() -> None:
+    detections, truths = padilla_example()
+    # Their table: precision envelope 1 up to recall 1/15, 2/3 to 2/15, 6/14 to 6/15, 7/23 to 7/15
+    # (A1 + A2 + A3 + A4 = 24.56 % from their rounded figures, 24.57 % exactly).
+    expected = 1 / 15 * 1 + 1 / 15 * 2 / 3 + 4 / 15 * 6 / 14 + 1 / 15 * 7 / 23
+
+    assert average_precision(detections, truths, iou_threshold=0.3) == pytest.approx(expected)
+
+
+def test_grouped_ties_read_the_worked_example_at_each_distinct_score() -> None:
+    detections, truths = padilla_example()
+    # R (a hit) and Y (a miss) tie at 0.95: one point, precision 1/2 at recall 1/15, so the
+    # envelope there is J's 2/3 (at recall 2/15); the rest is unchanged.
+    expected = 2 / 15 * 2 / 3 + 4 / 15 * 6 / 14 + 1 / 15 * 7 / 23
+
+    grouped = average_precision(detections, truths, iou_threshold=0.3, group_ties=True)
+    shuffled = average_precision(detections[::-1], truths, iou_threshold=0.3, group_ties=True)
+
+    assert grouped == pytest.approx(expected)
+    assert shuffled == grouped
+    # in input order instead, listing Y before R changes the score
+    assert average_precision(detections[::-1], truths, iou_threshold=0.3) != pytest.approx(
+        average_precision(detections, truths, iou_threshold=0.3)
+    )
+
+
+def test_a_model_without_confidences_is_one_operating_point() -> None:
+    # 4 truths, 3 answers of equal score, 2 of them hits: precision 2/3 at recall 2/4
+    assert ap_from_hits([1.0, 1.0, 1.0], [True, False, True], 4, group_ties=True) == pytest.approx(
+        2 / 3 * 2 / 4
+    )
+    # ordered instead, the first answer's precision 1 lifts the envelope up to recall 1/4
+    assert ap_from_hits([1.0, 1.0, 1.0], [True, False, True], 4) == pytest.approx(
+        1 / 4 * 1 + 1 / 4 * 2 / 3
+    )
+
+
+def test_ap_from_hits_rejects_impossible_input() -> None:
+    assert math.isnan(ap_from_hits([], [], 0))
+    assert ap_from_hits([], [], 3) == 0.0
+    with pytest.raises(ValueError, match="more hits"):
+        ap_from_hits([1.0, 0.5], [True, True], 1)
+    with pytest.raises(ValueError, match="hit flags"):
+        ap_from_hits([1.0], [], 1)
+
+
+def test_it_computes_mean_iou_over_items_of_both_kinds() -> None:
+    truths = [(0, 0, 10, 10), (0, 0, 10, 10), (0, 0, 0, 4, 4, 4)]
+    predictions = [(0, 0, 10, 5), None, (2, 2, 2, 6, 6, 6)]
+
+    assert mean_iou(truths, predictions) == pytest.approx((0.5 + 0 + 8 / 120) / 3)
+    assert math.isnan(mean_iou([], []))
+    with pytest.raises(ValueError):
+        mean_iou(truths, predictions[:2])
+
+
+def test_it_cuts_a_3d_box_on_a_slice_end_exclusively() -> None:
+    box = (10, 20, 5, 30, 40, 8)
+
+    assert box_on_slice(box, 5) == (10, 20, 30, 40)
+    assert box_on_slice(box, 7) == (10, 20, 30, 40)
+    assert box_on_slice(box, 8) is None
+    assert box_on_slice(box, 4) is None
+    with pytest.raises(ValueError):
+        box_on_slice((0, 0, 1, 1), 0)
+
+
+def test_it_spans_per_slice_answers_with_a_3d_box() -> None:
+    answers = {5: (12, 20, 30, 40), 6: None, 7: (10, 22, 31, 38)}
+
+    assert box3d_from_slice_boxes(answers) == (10, 20, 5, 31, 40, 8)
+    assert box3d_from_slice_boxes({3: None}) is None
+    assert box3d_from_slice_boxes({}) is None
+    with pytest.raises(ValueError):
+        box3d_from_slice_boxes({1: (0, 0, 0, 1, 1, 1)})

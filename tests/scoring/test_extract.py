@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from annotations.scoring.extract import extract_mcq, extract_medqdeg, is_refusal
+from annotations.scoring.extract import (
+    extract_mcq,
+    extract_medqdeg,
+    is_refusal,
+    medqdeg_hit,
+    medqdeg_value,
+)
 
 ENDOSCOPY_OPTIONS = {"A": "Polyp", "B": "Ulcer", "C": "Normal mucosa", "D": "Bleeding"}
 # Option texts total 5 + 5 + 13 + 8 = 31 characters, so a "short" answer is at most 62.
@@ -27,12 +33,14 @@ MCQ_CASES = [
     ("Looking at the image, A could be polyp but B is more likely; the final answer is B", "B"),
     # A lone letter that is not among the last four tokens is not read as the answer...
     ("B, because the lesion bleeds", None),
-    # ...unless it is introduced by "answer is" (FORMATS.md's second rule).
+    # ...unless "answer is" introduces it: case-insensitive, A-D only, no bracket, first wins.
     ("The answer is B because the mucosa shows a clear ulcer crater with fibrin", "B"),
-    ("ANSWER IS (C) given the pale, smooth and regular pattern of the mucosa", "C"),
-    # Letters are case-sensitive in VLMEvalKit; quotes and hyphens are not punctuation there.
+    ("the answer is d", "D"),
+    ("The answer is actually B, judging by the crater", "A"),  # the "a" of "actually"
+    ("ANSWER IS (C) given the pale, smooth and regular pattern of the mucosa", None),
+    ("The correct answer is **C**, given the pale and smooth pattern of the mucosa", "C"),
+    # A bare letter is case-sensitive; quotes and hyphens are not punctuation there.
     ("a", None),
-    ("the answer is d", None),
     ("'A'", None),
     # Letters that are not options.
     ("E", None),
@@ -86,9 +94,10 @@ MEDQDEG_CASES = [
     ("C. Polyp", "C"),
     ("D) bleeding", "D"),
     ("E something", "E"),
-    ("The answer is B", "B"),
+    ("The answer is B", "B"),  # the first lone letter: "THE ANSWER IS B"
     ("Option c", "C"),
-    ("answer is B. A was wrong", "B"),  # "answer is X" comes before the first isolated letter
+    ("answer is B. A was wrong", "B"),
+    ("A was wrong, the answer is B", "A"),
     ("B: ulcer", "B"),
     ("A-polyp", "A"),
     ("I think (B)", "B"),
@@ -105,10 +114,34 @@ def test_it_reads_medqdeg_answers_like_the_benchmark(prediction: str, expected: 
     assert extract_medqdeg(prediction) == expected
 
 
-def test_it_limits_medqdeg_letters_to_the_given_ones() -> None:
-    assert extract_medqdeg("D", letters="ABC") is None
-    assert extract_medqdeg("the answer is D", letters="ABC") is None
-    assert extract_medqdeg("the answer is C", letters="ABC") == "C"
+def test_medqdeg_reads_any_letter_a_to_e_whatever_the_options() -> None:
+    # Its "answer is"/"option" rule never fires: the first lone letter wins.
+    assert extract_medqdeg("Not B: the answer is A") == "B"
+    assert extract_medqdeg("I'd say C") == "D"
+    assert medqdeg_value("  Not sure \n") == "Not sure"  # no letter: the stripped reply
+    assert medqdeg_value("F") == "F"
+
+
+def test_medqdeg_compares_the_passed_through_reply_with_the_gold_letter() -> None:
+    assert medqdeg_hit("B", " b ")
+    assert not medqdeg_hit("Not sure", "B")
+    assert not medqdeg_hit(None, "B")  # a missing reply compares as "NAN"
+
+
+def test_the_api_failure_text_stops_letters_but_not_option_texts() -> None:
+    gases = {"A": "argon", "B": "nitrogen", "C": "carbon dioxide"}
+    assert extract_mcq("Failed to obtain answer via API. The answer is A.", gases) is None
+    assert extract_mcq("Failed to obtain answer via API. carbon dioxide", gases) == "C"
+    # The failure sentence itself holds the text of option B here.
+    verbs = {"A": "ignore", "B": "obtain", "C": "discard"}
+    assert extract_mcq("Failed to obtain answer via API.", verbs) == "B"
+
+
+def test_the_length_limit_counts_what_is_not_stripped() -> None:
+    options = {"A": "six", "B": "five"}  # 7 characters: a reply of at most 14 is "short"
+    assert extract_mcq("five" + " " * 10, options) == "B"
+    assert extract_mcq("five" + " " * 11, options) is None
+    assert extract_mcq("five" + "\n" * 11, options) is None
 
 
 @pytest.mark.parametrize(

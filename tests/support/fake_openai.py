@@ -1,4 +1,4 @@
-"""A loopback OpenAI-compatible chat-completions server for tests, benches and demos.
+"""A loopback OpenAI-compatible server (chat completions and embeddings) for tests, benches, demos.
 
 Pure standard library, so it runs anywhere the test suite runs::
 
@@ -12,19 +12,27 @@ Standalone (for `bench/` and manual demos)::
 Each request is answered by a *script*: ``script(request_json, attempt_no) -> Reply``.
 ``attempt_no`` counts identical request bodies (1 for the first time a body is seen, 2 for its
 first retry...), so "fail the first two attempts" works per item even under concurrency.
+
+``/v1/embeddings`` is answered by a second script of the same form (``embeddings=``), whose
+``Reply.vectors`` hold one vector per input; by default ``hashed_embeddings()``: a fixed vector
+per input string, so tests can predict rankings. Chat scripts for Gastric-X's tasks:
+``replay`` (fixed text per prompt or per image: reports) and ``box_answers`` (box coordinates
+in the styles real models use).
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import random
 import re
+import struct
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -34,9 +42,16 @@ __all__ = [
     "Reply",
     "Script",
     "answer_letter",
+    "box_answers",
+    "embedding_inputs",
     "flaky",
+    "hashed_embeddings",
+    "hashed_vector",
+    "image_digests",
     "oracle",
     "prompt_text",
+    "replay",
+    "sha256_hex",
     "throughput_server",
     "varied_formats",
 ]
@@ -54,6 +69,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     raw_body: bytes | None = None
+    vectors: list[list[float]] | None = None  # embeddings requests: one vector per input
 
 
 Script = Callable[[dict[str, Any], int], Reply]
@@ -79,6 +95,38 @@ def image_count(request_json: dict[str, Any]) -> int:
         if isinstance(content, list):
             count += sum(1 for part in content if part.get("type") == "image_url")
     return count
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _data_url_bytes(url: str) -> bytes | None:
+    if not url.startswith("data:") or ";base64," not in url:
+        return None
+    try:
+        return base64.b64decode(url.split(";base64,", 1)[1], validate=True)
+    except ValueError:
+        return None
+
+
+def image_digests(request_json: dict[str, Any]) -> list[str]:
+    """sha256 (hex) of the decoded bytes of every data-URL image in a chat request, in order."""
+    digests = []
+    for message in request_json.get("messages") or []:
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            url = (part.get("image_url") or {}).get("url", "") if isinstance(part, dict) else ""
+            data = _data_url_bytes(url)
+            if data is not None:
+                digests.append(sha256_hex(data))
+    return digests
+
+
+def embedding_inputs(request_json: dict[str, Any]) -> list[str]:
+    """The `input` of an embeddings request as a list of strings."""
+    value = request_json.get("input")
+    return [value] if isinstance(value, str) else [str(item) for item in value or []]
 
 
 def option_letters(prompt: str) -> list[str]:
@@ -180,6 +228,89 @@ def _find_question(prompt: str, answers: dict[str, str]) -> str | None:
     return max(contained, key=len) if contained else None
 
 
+def replay(
+    by_prompt: Mapping[str, str] | None = None,
+    *,
+    by_image: Mapping[str, str] | None = None,
+    default: str = _REFUSAL,
+) -> Script:
+    """Fixed text per request: for the exact prompt, else the longest key the prompt contains,
+    else for the first image whose sha256 (of its bytes) is in `by_image`, else `default`.
+
+    Report prompts are the same for every case, so reports are usually keyed by image.
+    """
+    by_prompt, by_image = dict(by_prompt or {}), dict(by_image or {})
+
+    def script(request_json: dict[str, Any], attempt_no: int) -> Reply:
+        prompt = prompt_text(request_json)
+        if prompt in by_prompt:
+            return Reply(text=by_prompt[prompt])
+        contained = [key for key in by_prompt if key and key in prompt]
+        if contained:
+            return Reply(text=by_prompt[max(contained, key=len)])
+        for digest in image_digests(request_json):
+            if digest in by_image:
+                return Reply(text=by_image[digest])
+        return Reply(text=default)
+
+    return script
+
+
+BOX_STYLES: dict[str, str] = {
+    "list": "[{0:g}, {1:g}, {2:g}, {3:g}]",
+    "tuple": "The lesion is located at ({0:g},{1:g},{2:g},{3:g}).",
+    "json": '```json\n{{"x0": {0:g}, "y0": {1:g}, "x1": {2:g}, "y1": {3:g}}}\n```',
+    "qwen25": '```json\n[{{"bbox_2d": [{0:g}, {1:g}, {2:g}, {3:g}], "label": "tumor"}}]\n```',
+    "points": "Top-left ({0:g}, {1:g}), bottom-right ({2:g}, {3:g}).",
+    "swapped": "[{2:g}, {3:g}, {0:g}, {1:g}]",
+}
+
+
+def box_answers(by_image: Mapping[str, Sequence[float] | None], style: str | None = None) -> Script:
+    """Answer each image (keyed by the sha256 of its bytes) with its box `[x0, y0, x1, y1]`.
+
+    `style` picks one of BOX_STYLES; None rotates through them by a hash of the image, so one
+    run meets every style. An image mapped to None, or unknown, is answered "none".
+    """
+    if style is not None and style not in BOX_STYLES:
+        raise ValueError(f"unknown box style {style!r}")
+
+    def script(request_json: dict[str, Any], attempt_no: int) -> Reply:
+        for digest in image_digests(request_json):
+            if digest in by_image:
+                box = by_image[digest]
+                if box is None:
+                    break
+                names = sorted(BOX_STYLES)
+                chosen = style or names[_stable_int(digest) % len(names)]
+                return Reply(text=BOX_STYLES[chosen].format(*box))
+        return Reply(text="none")
+
+    return script
+
+
+def hashed_vector(text: str, dimensions: int = 16) -> list[float]:
+    """A unit vector drawn from a generator seeded by the text: equal texts, equal vectors."""
+    rng = random.Random(_stable_int(text))
+    vector = [rng.gauss(0.0, 1.0) for _ in range(dimensions)]
+    norm = sum(x * x for x in vector) ** 0.5
+    return [x / norm for x in vector]
+
+
+def hashed_embeddings(dimensions: int = 16, key_of: Callable[[str], str] | None = None) -> Script:
+    """Embed each input as `hashed_vector(key_of(input))`.
+
+    `key_of` (default: the input itself) lets a test give a report and its case's image the same
+    key, hence the same vector: rankings are then known in advance.
+    """
+
+    def script(request_json: dict[str, Any], attempt_no: int) -> Reply:
+        keys = [key_of(text) if key_of else text for text in embedding_inputs(request_json)]
+        return Reply(vectors=[hashed_vector(key, dimensions) for key in keys])
+
+    return script
+
+
 # --- the server -----------------------------------------------------------------------------
 
 
@@ -208,9 +339,31 @@ def _completion_body(request_json: dict[str, Any], text: str, serial: int) -> di
     }
 
 
+def _embeddings_body(request_json: dict[str, Any], vectors: list[list[float]]) -> dict[str, Any]:
+    def encoded(vector: list[float]) -> list[float] | str:
+        if request_json.get("encoding_format") != "base64":
+            return vector
+        packed = b"".join(struct.pack("<f", x) for x in vector)
+        return base64.b64encode(packed).decode("ascii")
+
+    tokens = sum(len(text.split()) for text in embedding_inputs(request_json))
+    return {
+        "object": "list",
+        "data": [
+            {"object": "embedding", "index": index, "embedding": encoded(vector)}
+            for index, vector in enumerate(vectors)
+        ],
+        "model": request_json.get("model", "fake-embedder"),
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
 def _error_body(status: int) -> dict[str, Any]:
     kind = "rate_limit_error" if status == 429 else "server_error" if status >= 500 else "invalid"
     return {"error": {"message": f"fake error {status}", "type": kind, "code": str(status)}}
+
+
+_PATHS = {"chat": "/chat/completions", "embeddings": "/embeddings"}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -233,7 +386,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        path = self.path.rstrip("/")
+        kind = next((k for k in ("chat", "embeddings") if path.endswith(_PATHS[k])), None)
+        if kind is None:
             self._send_json(404, {"error": {"message": "not found"}})
             return
         try:
@@ -242,17 +397,23 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, {"error": {"message": "request body is not JSON"}})
             return
         owner = self.server.owner
-        attempt_no, serial = owner._record(raw, request_json, dict(self.headers.items()))
-        reply = owner.script(request_json, attempt_no)
+        attempt_no, serial = owner._record(kind, raw, request_json, dict(self.headers.items()))
+        script = owner.script if kind == "chat" else owner.embeddings
+        reply = script(request_json, attempt_no)
         # Wait on the stop event so that stopping the server does not hang on slow replies.
         owner._stopping.wait(owner.latency + reply.delay)
-        self._send_reply(reply, request_json, serial)
+        self._send_reply(kind, reply, request_json, serial)
 
-    def _send_reply(self, reply: Reply, request_json: dict[str, Any], serial: int) -> None:
+    def _send_reply(
+        self, kind: str, reply: Reply, request_json: dict[str, Any], serial: int
+    ) -> None:
         if reply.raw_body is not None:
             self._send_bytes(reply.status, reply.raw_body, reply.headers)
         elif reply.status >= 400:
             self._send_json(reply.status, _error_body(reply.status), reply.headers)
+        elif kind == "embeddings":
+            body = _embeddings_body(request_json, reply.vectors or [])
+            self._send_json(reply.status, body, reply.headers)
         else:
             body = _completion_body(request_json, reply.text, serial)
             self._send_json(reply.status, body, reply.headers)
@@ -280,10 +441,11 @@ class _FakeHTTPServer(ThreadingHTTPServer):
 
 
 class FakeOpenAIServer:
-    """An OpenAI-compatible chat-completions server on 127.0.0.1, run in a background thread.
+    """An OpenAI-compatible server on 127.0.0.1 (chat and embeddings), in a background thread.
 
     Use as a context manager. `base_url` ends in `/v1`; `requests` holds the parsed body of
-    every chat request received, `request_headers` their headers (same order).
+    every chat request received, `request_headers` their headers (same order);
+    `embedding_requests` the bodies of the embeddings requests.
     """
 
     def __init__(
@@ -291,15 +453,19 @@ class FakeOpenAIServer:
         script: Script | None = None,
         latency: float = 0.0,
         *,
+        embeddings: Script | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
         self.script: Script = script or varied_formats
+        self.embeddings: Script = embeddings or hashed_embeddings()
         self.latency = latency
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._requests: list[dict[str, Any]] = []
+        self._embedding_requests: list[dict[str, Any]] = []
         self._headers: list[dict[str, str]] = []
+        self._embedding_headers: list[dict[str, str]] = []
         self._attempts: Counter[str] = Counter()
         self._httpd = _FakeHTTPServer((host, port), _Handler)
         self._httpd.owner = self
@@ -319,19 +485,35 @@ class FakeOpenAIServer:
             return list(self._requests)
 
     @property
+    def embedding_requests(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._embedding_requests)
+
+    @property
+    def embedding_request_headers(self) -> list[dict[str, str]]:
+        """Headers of every embeddings request, names lower-cased."""
+        with self._lock:
+            return list(self._embedding_headers)
+
+    @property
     def request_headers(self) -> list[dict[str, str]]:
         """Headers of every chat request, names lower-cased."""
         with self._lock:
             return list(self._headers)
 
     def _record(
-        self, raw: bytes, request_json: dict[str, Any], headers: dict[str, str]
+        self, kind: str, raw: bytes, request_json: dict[str, Any], headers: dict[str, str]
     ) -> tuple[int, int]:
         key = hashlib.sha256(raw).hexdigest()
+        lowered = {name.lower(): value for name, value in headers.items()}
         with self._lock:
-            self._requests.append(request_json)
-            self._headers.append({name.lower(): value for name, value in headers.items()})
             self._attempts[key] += 1
+            if kind == "embeddings":
+                self._embedding_requests.append(request_json)
+                self._embedding_headers.append(lowered)
+                return self._attempts[key], len(self._embedding_requests)
+            self._requests.append(request_json)
+            self._headers.append(lowered)
             return self._attempts[key], len(self._requests)
 
     def start(self) -> FakeOpenAIServer:

@@ -3,7 +3,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER
@@ -15,6 +16,8 @@ DEMO_USERS = (
     ("curator", (CURATOR,)),
     ("reviewer", (REVIEWER,)),
     ("reviewer2", (REVIEWER,)),
+    # The adjudicator may review too, but is given no demo reviews: the disputes of the two
+    # reviewers are theirs to settle (nobody settles a dispute they reviewed).
     ("adjudicator", (ADJUDICATOR, REVIEWER)),
 )
 DEMO_BENCHMARKS = ("endobench-demo", "medqdeg-demo", "gastricx-demo")
@@ -30,6 +33,11 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=7)
 
     def handle(self, *args, seed: int, **options):
+        if not settings.DEVELOPMENT:
+            raise CommandError(
+                "seed_demo only runs in development (DEBUG=1): it creates users with known "
+                "passwords."
+            )
         users = {
             name: user_ensure(username=name, password=f"{name}-demo", roles=roles)[0]
             for name, roles in DEMO_USERS
@@ -67,15 +75,23 @@ class Command(BaseCommand):
         self._assign_demo_reviews(users)
 
     def _assign_demo_reviews(self, users: dict) -> None:
-        # Demo reviewers get work: each demo benchmark is double-assigned once (idempotent).
+        # Demo reviewers get work: each demo benchmark is double-assigned once (idempotent), and
+        # the first EndoBench items are already reviewed, some in dispute, for the adjudicator.
+        from annotations.demo.reviews import demo_reviews_seed
         from annotations.models import Assignment
         from annotations.services.review import assignments_create
 
-        reviewers = [users["reviewer"], users["reviewer2"], users["adjudicator"]]
+        reviewers = [users["reviewer"], users["reviewer2"]]
         for benchmark in Benchmark.objects.filter(name__in=DEMO_BENCHMARKS):
-            if not Assignment.objects.filter(item__benchmark=benchmark).exists():
-                created = assignments_create(benchmark=benchmark, reviewers=reviewers, per_item=2)
-                self.stdout.write(f"assigned {created} reviews in {benchmark.name}")
+            if Assignment.objects.filter(item__benchmark=benchmark).exists():
+                continue
+            created = assignments_create(benchmark=benchmark, reviewers=reviewers, per_item=2)
+            self.stdout.write(f"assigned {created} reviews in {benchmark.name}")
+            if benchmark.name == "endobench-demo":
+                given = demo_reviews_seed(
+                    benchmark=benchmark, first=users["reviewer"], second=users["reviewer2"]
+                )
+                self.stdout.write(f"gave {given} demo reviews in {benchmark.name}")
 
     def _import(self, name: str, family: str, path: Path, curator, verbosity: int) -> None:
         with tqdm(desc=f"seeding {name}", unit=" items", disable=verbosity == 0) as bar:

@@ -6,8 +6,10 @@ import string
 import unicodedata
 from collections.abc import Iterable
 
+from annotations.formats.taxonomy import kind_fits_modality, normalise_modality
 from annotations.scoring.triage.types import (
     ANSWER_OUT_OF_RANGE,
+    DEGRADATION_MODALITY_MISMATCH,
     DUPLICATE_OPTIONS,
     EMPTY_OPTION,
     EMPTY_QUESTION,
@@ -16,34 +18,9 @@ from annotations.scoring.triage.types import (
     Key,
     Reason,
 )
+from annotations.scoring.vlmeval import PANDAS_NA_STRINGS
 
 LETTERS = string.ascii_uppercase
-
-# Cells pandas.read_csv turns into NaN by default (pandas 2.x `STR_NA_VALUES`), so VLMEvalKit
-# silently drops an option spelled like this from the prompt and from answer matching.
-PANDAS_NA_STRINGS = frozenset(
-    {
-        "",
-        "#N/A",
-        "#N/A N/A",
-        "#NA",
-        "-1.#IND",
-        "-1.#QNAN",
-        "-NaN",
-        "-nan",
-        "1.#IND",
-        "1.#QNAN",
-        "<NA>",
-        "N/A",
-        "NA",
-        "NULL",
-        "NaN",
-        "None",
-        "n/a",
-        "nan",
-        "null",
-    }
-)
 
 WEIGHTS = {
     EMPTY_QUESTION: 0.95,
@@ -51,6 +28,8 @@ WEIGHTS = {
     EMPTY_OPTION: 0.7,
     GT_MISMATCH: 0.7,
     DUPLICATE_OPTIONS: 0.6,
+    # Imported on purpose (VLMEvalKit reads it), but the pair's degradation is likely mislabelled.
+    DEGRADATION_MODALITY_MISMATCH: 0.6,
 }
 
 
@@ -148,9 +127,23 @@ def _gt_mismatch(item: ItemFacts, used: dict[str, str]) -> Reason | None:
     )
 
 
+def _degradation_mismatch(item: ItemFacts) -> Reason | None:
+    modality = normalise_modality(item.modality)
+    kind = item.degradation_type
+    if not kind or modality is None or kind_fits_modality(kind, modality):
+        return None
+    return Reason(
+        DEGRADATION_MODALITY_MISMATCH,
+        WEIGHTS[DEGRADATION_MODALITY_MISMATCH],
+        f"The degradation {kind!r} does not apply to {modality} images.",
+        {"degradation_type": kind, "modality": modality},
+    )
+
+
 def broken_item(item: ItemFacts) -> list[Reason]:
     """Every breakage of one item: empty question, NA-like or duplicated options, an answer
-    letter beyond the options, a `gt` text that is not the answer's option text."""
+    letter beyond the options, a `gt` text that is not the answer's option text, a degradation
+    that does not apply to the item's modality (MedQ-DEG)."""
     used = _used_options(item)
     found = (
         _empty_question(item),
@@ -158,6 +151,7 @@ def broken_item(item: ItemFacts) -> list[Reason]:
         _empty_options(used),
         _gt_mismatch(item, used),
         _duplicate_options(used),
+        _degradation_mismatch(item),
     )
     return [reason for reason in found if reason is not None]
 

@@ -19,6 +19,7 @@ EMPTY_OPTION = "empty_option"
 DUPLICATE_OPTIONS = "duplicate_options"
 GT_MISMATCH = "gt_mismatch"
 ANSWER_OUT_OF_RANGE = "answer_out_of_range"
+DEGRADATION_MODALITY_MISMATCH = "degradation_modality_mismatch"
 REVIEWER_REJECTED = "reviewer_rejected"
 REVIEWER_EDITED = "reviewer_edited"
 SLOW_REVIEW = "slow_review"
@@ -32,6 +33,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         EMPTY_OPTION,
         GT_MISMATCH,
         DUPLICATE_OPTIONS,
+        DEGRADATION_MODALITY_MISMATCH,
     ),
     "reviews": (REVIEWER_REJECTED, REVIEWER_EDITED, SLOW_REVIEW),
 }
@@ -78,6 +80,8 @@ class ItemFacts:
     images: tuple[int, ...] = ()
     group: Hashable = None
     max_letters: int = 26
+    modality: str = ""
+    degradation_type: str = ""
 
 
 @dataclass(frozen=True)

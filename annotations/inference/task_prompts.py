@@ -1,0 +1,182 @@
+"""Prompts for Gastric-X's five tasks; send them with `prompts.build_messages(prompt, images)`.
+
+API:
+- `build_vqa_prompt(question, options, hint="") -> str`: VLMEvalKit's multiple-choice prompt,
+  exactly `prompts.build_mcq_prompt` (answers are read with `scoring.extract_mcq`).
+- `label_options(labels) -> {letter: label}` and `build_classification_prompt(question, labels,
+  hint="") -> str`: a class from a fixed label set (TNM stage, T/N/M) asked as multiple choice,
+  the labels lettered A, B, ... in the order of the set; `label_for_letter(letter, labels)` maps
+  the extracted letter back to its label (None for no or an unknown letter).
+- `build_report_prompt(kind, *, image_labels, indicators=(), language=None) -> str`: free-text
+  report generation. `kind` is "diagnostic" (all images and the indicators), "ct" (the CT
+  images) or "endoscopy" (the endoscopy image). `image_labels` name the images in the order they
+  are sent (e.g. "CT, venous phase, axial slice 45 of 120"); `indicators` are case.json's
+  `{"name", "value", "unit", "reference_range"}`; `language` "en" or "zh" asks for the reference
+  reports' language (ROUGE/BLEU compare words, so the languages must match).
+- `build_localization_prompt(target, *, image_label, width, height) -> str`: one box
+  `[x0, y0, x1, y1]` in pixels of the one image sent (a CT slice or the endoscopy image); read
+  the answer with `inference.boxparse.parse_box(reply, width=width, height=height)`. For a 3D
+  box, ask slice by slice and join the answers with `scoring.boxes.box3d_from_slice_boxes`.
+- `task_prompt_overview(language=None) -> {task: prompt}`: the prompt of each task but
+  retrieval, with placeholders in braces, to show on the run page. Retrieval has no prompt:
+  report texts and case images go to the embeddings endpoint as they are
+  (`inference.embeddings`).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from annotations.inference.prompts import build_mcq_prompt
+
+__all__ = [
+    "BOX_TARGETS",
+    "REPORT_KINDS",
+    "TASKS",
+    "build_classification_prompt",
+    "build_localization_prompt",
+    "build_report_prompt",
+    "build_vqa_prompt",
+    "format_indicators",
+    "label_for_letter",
+    "label_options",
+    "task_prompt_overview",
+]
+
+TASKS = ("vqa", "classification", "report_generation", "localization", "retrieval")
+REPORT_KINDS: dict[str, tuple[str, str]] = {
+    # kind: (what the model is given, what it writes)
+    "diagnostic": (
+        "a gastric cancer patient's case",
+        "the diagnostic report of this case: the findings from all of the case's data, "
+        "then the diagnostic impression",
+    ),
+    "ct": (
+        "a gastric cancer patient's abdominal CT images",
+        "the CT report: the findings (stomach wall, lesion, perigastric lymph nodes, "
+        "other organs) and the impression",
+    ),
+    "endoscopy": (
+        "a gastric cancer patient's endoscopy image",
+        "the endoscopy report: the findings (location, size, appearance of any lesion) and "
+        "the impression",
+    ),
+}
+BOX_TARGETS = {"tumor": "tumor", "lymph_node": "perigastric lymph node", "stomach": "stomach"}
+_LANGUAGES = {"en": "English", "zh": "Simplified Chinese"}
+
+
+def build_vqa_prompt(question: str, options: Mapping[str, Any], hint: str = "") -> str:
+    """VLMEvalKit's generic multiple-choice prompt (see `prompts.build_mcq_prompt`)."""
+    return build_mcq_prompt(question, options, hint)
+
+
+def label_options(labels: Sequence[str]) -> dict[str, str]:
+    """The label set as lettered options A, B, ... in its own order."""
+    if not labels:
+        raise ValueError("the label set is empty")
+    if len(labels) > len(string.ascii_uppercase):
+        raise ValueError(f"at most 26 labels can be asked as options, got {len(labels)}")
+    if len(set(labels)) != len(labels):
+        raise ValueError("the label set repeats a label")
+    return dict(zip(string.ascii_uppercase, labels, strict=False))
+
+
+def label_for_letter(letter: str | None, labels: Sequence[str]) -> str | None:
+    """The label an extracted option letter stands for; None for no or an unknown letter."""
+    if not letter:
+        return None
+    return label_options(labels).get(letter.strip().upper())
+
+
+def build_classification_prompt(question: str, labels: Sequence[str], hint: str = "") -> str:
+    """`question` with the label set as options, VLMEvalKit's multiple-choice layout."""
+    return build_mcq_prompt(question, label_options(labels), hint)
+
+
+def _number_text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def format_indicators(indicators: Sequence[Mapping[str, Any]]) -> str:
+    """One line per indicator: `- CEA: 12.3 ng/mL (reference range 0-5 ng/mL)`."""
+    lines = []
+    for indicator in indicators:
+        unit = f" {indicator['unit']}" if indicator.get("unit") else ""
+        line = f"- {indicator['name']}: {_number_text(indicator.get('value'))}{unit}"
+        reference = indicator.get("reference_range")
+        if reference and len(reference) == 2:
+            low, high = (_number_text(bound) for bound in reference)
+            line += f" (reference range {low}-{high}{unit})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _language_line(language: str | None) -> str:
+    if language is None:
+        return ""
+    if language not in _LANGUAGES:
+        raise ValueError(f"language must be one of {sorted(_LANGUAGES)}, got {language!r}")
+    return f"\nWrite the report in {_LANGUAGES[language]}."
+
+
+def build_report_prompt(
+    kind: str,
+    *,
+    image_labels: Sequence[str],
+    indicators: Sequence[Mapping[str, Any]] = (),
+    language: str | None = None,
+) -> str:
+    """The report-generation prompt of one report kind; see the module docstring."""
+    if kind not in REPORT_KINDS:
+        raise ValueError(f"report kind must be one of {sorted(REPORT_KINDS)}, got {kind!r}")
+    if not image_labels:
+        raise ValueError("a report is written from at least one image")
+    given, task = REPORT_KINDS[kind]
+    with_indicators = kind == "diagnostic" and bool(indicators)
+    if with_indicators:
+        given += ", with its biochemical indicators"
+    images = "\n".join(f"Image {n}: {label}" for n, label in enumerate(image_labels, start=1))
+    prompt = f"You are given {given}.\nImages:\n{images}\n"
+    if with_indicators:
+        prompt += f"Biochemical indicators:\n{format_indicators(indicators)}\n"
+    prompt += f"Write {task}. Answer with the report text only."
+    return prompt + _language_line(language)
+
+
+def build_localization_prompt(target: str, *, image_label: str, width: int, height: int) -> str:
+    """Ask for one `[x0, y0, x1, y1]` box of `target` (a box label or free text) in pixels."""
+    if width <= 0 or height <= 0:
+        raise ValueError(f"image size must be positive, got {width} x {height}")
+    return _localization_text(target, image_label, f"{width} x {height}")
+
+
+def _localization_text(target: str, image_label: str, size: str) -> str:
+    name = BOX_TARGETS.get(target, target.replace("_", " "))
+    return (
+        f"The image is {image_label}, {size} pixels.\n"
+        f"Locate the {name} in this image. Answer with one bounding box [x0, y0, x1, y1] in "
+        "pixel coordinates of this image: (x0, y0) is its top-left corner and (x1, y1) its "
+        "bottom-right corner, x counted from the left edge and y from the top edge.\n"
+        f'If the image shows no {name}, answer "none".'
+    )
+
+
+def task_prompt_overview(language: str | None = None) -> dict[str, str]:
+    """Every prompted task's prompt with placeholders in braces, for the run page."""
+    options = {letter: f"{{option {letter}}}" for letter in "ABCD"}
+    return {
+        "vqa": build_vqa_prompt("{question}", options),
+        "classification": build_mcq_prompt("{question}", {"A": "{label 1}", "B": "{label 2}"}),
+        "report_generation": build_report_prompt(
+            "diagnostic",
+            image_labels=["{image 1}", "{image 2}"],
+            indicators=[{"name": "{indicator}", "value": "{value}", "unit": "{unit}"}],
+            language=language,
+        ),
+        "localization": _localization_text("{target}", "{image}", "{width} x {height}"),
+    }
