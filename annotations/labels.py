@@ -79,3 +79,18 @@ TRIAGE_REASON_LABELS = {
     "reviewer_edited": _("Edited by a reviewer"),
     "slow_review": _("Unusually long review"),
 }
+
+
+# Import warnings (RowWarning codes): imported as they are, worth a curator's look.
+IMPORT_WARNING_LABELS = {
+    "metadata_removed": _("Metadata removed from the image (it may name the patient)"),
+    "formula_like_cell": _(
+        "Starts like a spreadsheet formula: kept as written; open the file in a spreadsheet "
+        "only as text"
+    ),
+    "degradation_modality_mismatch": _("This degradation does not usually apply to the modality"),
+}
+
+
+def import_warning_label(code: str) -> str:
+    return str(IMPORT_WARNING_LABELS.get(code, code))

@@ -173,10 +173,19 @@ STORAGES = {
     },
 }
 
-# Uploads: a benchmark TSV with base64 images can be large, but never unbounded.
+# Uploads: a benchmark TSV with base64 images can be large, but never unbounded. The first
+# handler stops reading a request as soon as its file passes MAX_UPLOAD_BYTES.
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 2 * 1024**3)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "annotations.uploads.LimitedUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Imports refuse, before decoding, a cell (or image file) over this size and an image that
+# decodes to more pixels than this (a 257 KB PNG can claim 9400x9400).
+IMPORT_MAX_CELL_BYTES = env_int("IMPORT_MAX_CELL_BYTES", 64 * 1024**2)
+IMPORT_MAX_IMAGE_PIXELS = env_int("IMPORT_MAX_IMAGE_PIXELS", 50_000_000)
 
 # Pseudonyms for de-identified DICOM stay stable across imports with the same secret. It is not
 # SECRET_KEY (rotating that must not change every pseudonym); production must set its own, which

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from annotations.formats.cells import ReadLimits
 from annotations.formats.endobench import EndoBenchJsonReader, EndoBenchTsvReader
 from annotations.formats.errors import FormatError, RowProblem
 from annotations.formats.medqdeg import MedQDegTsvReader
@@ -26,6 +27,7 @@ __all__ = [
     "FormatError",
     "McqRow",
     "McqTsvReader",
+    "ReadLimits",
     "RowProblem",
     "open_reader",
     "write_mcq_tsv",
@@ -33,7 +35,11 @@ __all__ = [
 
 
 def open_reader(
-    path: str | os.PathLike[str], family: str, *, validate_images: bool = True
+    path: str | os.PathLike[str],
+    family: str,
+    *,
+    validate_images: bool = True,
+    limits: ReadLimits | None = None,
 ) -> McqTsvReader | EndoBenchJsonReader:
     """The reader for a `family` file ("vlmeval", "endobench", "medqdeg").
 
@@ -44,5 +50,5 @@ def open_reader(
     if family not in FAMILY_READERS:
         raise ValueError(f"unknown family {family!r}, expected one of {sorted(FAMILY_READERS)}")
     if family == "endobench" and path.suffix.lower() == ".json":
-        return EndoBenchJsonReader(path, validate_images=validate_images)
-    return FAMILY_READERS[family](path, validate_images=validate_images)
+        return EndoBenchJsonReader(path, validate_images=validate_images, limits=limits)
+    return FAMILY_READERS[family](path, validate_images=validate_images, limits=limits)

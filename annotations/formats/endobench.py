@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from annotations.formats.cells import ReadLimits, metadata_warnings
 from annotations.formats.errors import FormatError, RowProblem, RowWarning
 from annotations.formats.paths import UnsafePathError, resolve_image_path
 from annotations.formats.vlmeval import McqRow, McqTsvReader, answer_problem
-from annotations.imaging.images import ImageError, inspect_image
+from annotations.imaging.images import ImageError, ImageInfo, prepare_image
 
 TAXONOMY_FIELDS = ("category", "task", "subtask", "scene", "dataset")
 ENDOBENCH_TSV_COLUMNS = (
@@ -43,10 +44,13 @@ class EndoBenchTsvReader(McqTsvReader):
 
 
 def read_endobench_tsv(
-    source: str | os.PathLike[str] | BinaryIO, *, validate_images: bool = True
+    source: str | os.PathLike[str] | BinaryIO,
+    *,
+    validate_images: bool = True,
+    limits: ReadLimits | None = None,
 ) -> EndoBenchTsvReader:
     """Open an EndoBench TSV; iterate the result for `McqRow`s (see `McqTsvReader`)."""
-    return EndoBenchTsvReader(source, validate_images=validate_images)
+    return EndoBenchTsvReader(source, validate_images=validate_images, limits=limits)
 
 
 class EndoBenchJsonReader:
@@ -65,11 +69,19 @@ class EndoBenchJsonReader:
     as an `id` column (the index is then the item's position).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, validate_images: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        validate_images: bool = True,
+        limits: ReadLimits | None = None,
+    ) -> None:
         self.path = Path(path)
         self.problems: list[RowProblem] = []
         self.warnings: list[RowWarning] = []
         self._validate_images = validate_images
+        self._limits = limits or ReadLimits()
+        self._done = 0
         self._folders = (self.path.parent, self.path.parent / IMAGES_FOLDER)
         self._items: list[Any] | None = None
 
@@ -111,11 +123,17 @@ class EndoBenchJsonReader:
         )
         return list(string.ascii_uppercase[: min(max(longest, TSV_OPTION_COLUMNS), 26)])
 
+    def fraction_read(self) -> float:
+        """How many of the file's items were read, from 0 to 1 (for a progress bar)."""
+        items = self._items
+        return self._done / len(items) if items else 0.0
+
     def __iter__(self) -> Iterator[McqRow]:
         self.problems = []
         letters, extra_columns = self.option_letters, self._extra_columns()
         first_row_of_index: dict[int, int] = {}
         for number, item in enumerate(self._loaded(), start=1):
+            self._done = number
             row, problems = self._parse_item(number, item, letters, extra_columns)
             if row is not None and row.index in first_row_of_index:
                 first = first_row_of_index[row.index]
@@ -164,11 +182,12 @@ class EndoBenchJsonReader:
         if wrong_answer:
             problems.append(RowProblem(number, "answer", wrong_answer))
         image_path = _text(item["image_path"])
-        image = self._read_image(number, image_path, problems)
+        image, info = self._read_image(number, image_path, problems)
         row = McqRow(
             row=number,
             index=_index(item.get("id"), number),
             images=[image] if image is not None else [],
+            image_infos=[info] if info is not None else [],
             image_ref=None,
             image_paths=[image_path],
             question=question,
@@ -179,15 +198,27 @@ class EndoBenchJsonReader:
         )
         return row, problems
 
-    def _read_image(self, number: int, text: str, problems: list[RowProblem]) -> bytes | None:
+    def _read_image(
+        self, number: int, text: str, problems: list[RowProblem]
+    ) -> tuple[bytes | None, ImageInfo | None]:
+        """The image without its metadata (when validated), or a problem."""
         try:
-            data = resolve_image_path(text, self._folders).read_bytes()
-            if self._validate_images:
-                inspect_image(data)
+            path = resolve_image_path(text, self._folders)
+            size = path.stat().st_size
+            if size > self._limits.max_cell_bytes:
+                raise ImageError(
+                    f"image file of {size:,} bytes is over the limit of "
+                    f"{self._limits.max_cell_bytes:,}"
+                )
+            data = path.read_bytes()
+            if not self._validate_images:
+                return data, None
+            prepared = prepare_image(data, max_pixels=self._limits.max_image_pixels)
         except (UnsafePathError, FileNotFoundError, ImageError, OSError) as exc:
             problems.append(RowProblem(number, "image_path", str(exc)))
-            return None
-        return data
+            return None, None
+        self.warnings.extend(metadata_warnings(number, "image_path", [prepared.removed]))
+        return prepared.data, prepared.info
 
 
 def _load_json_array(path: Path) -> list[Any]:

@@ -37,6 +37,10 @@ T = TypeVar("T")
 INDICATOR_NAME_MAX = 100
 INDICATOR_UNIT_MAX = 40
 INDICATOR_TEXT_MAX = 40
+# The same for the case's id, its TNM stage and a question's task.
+CASE_ID_MAX = 100
+TNM_MAX = 40
+TASK_MAX = 200
 
 
 @dataclass(frozen=True)
@@ -164,11 +168,21 @@ def _extract_safely(zip_path: Path, target: Path, max_total: int, max_entries: i
         written = 0
         for entry in entries:
             destination = _safe_destination(entry, root)
-            if entry.is_dir():
-                destination.mkdir(parents=True, exist_ok=True)
-                continue
-            destination.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                if entry.is_dir():
+                    destination.mkdir(parents=True, exist_ok=True)
+                    continue
+                destination.parent.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                raise FormatError(_name_clash(entry)) from None
+            if destination.is_dir():
+                raise FormatError(_name_clash(entry))
             written = _copy_entry(archive, entry, destination, written, max_total)
+
+
+def _name_clash(entry: zipfile.ZipInfo) -> RowProblem:
+    reason = "cannot be extracted: a file and a folder of the zip have the same name"
+    return RowProblem(0, entry.filename, reason)
 
 
 def _safe_destination(entry: zipfile.ZipInfo, root: Path) -> Path:
@@ -294,6 +308,8 @@ def _case_id(data: dict[str, Any], folder: Path, row: int, problems: list[RowPro
     value = data.get("case_id")
     if "case_id" in data and (not isinstance(value, str) or not value.strip()):
         problems.append(RowProblem(row, "case_id", "case_id must be a non-empty string"))
+    elif isinstance(value, str) and len(value.strip()) > CASE_ID_MAX:
+        problems.append(RowProblem(row, "case_id", _too_long(len(value.strip()), CASE_ID_MAX)))
     return value.strip() if isinstance(value, str) else ""
 
 
@@ -304,7 +320,13 @@ def _optional_text(
     if value is not None and not isinstance(value, str):
         problems.append(RowProblem(row, name, f"{name} must be a string or null"))
         return None
+    if name == "tnm" and value is not None and len(value) > TNM_MAX:
+        problems.append(RowProblem(row, name, _too_long(len(value), TNM_MAX)))
     return value
+
+
+def _too_long(length: int, limit: int) -> str:
+    return f"{length} characters, longer than the {limit} this field may hold"
 
 
 def _parse_list(
@@ -419,6 +441,8 @@ def _parse_vqa(value: dict[str, Any]) -> VqaSpec:
         raise ValueError(f"answer {answer!r} is not one of the option letters {''.join(letters)}")
     if task is not None and not isinstance(task, str):
         raise ValueError("task must be a string")
+    if task and len(task) > TASK_MAX:
+        raise ValueError(f"task: {_too_long(len(task), TASK_MAX)}")
     return VqaSpec(
         question=question, options=list(options), answer=answer.strip().upper(), task=task or ""
     )

@@ -13,24 +13,30 @@ import math
 import os
 import string
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import BinaryIO
 
 from annotations.formats.cells import (
     CellError,
     ImageCell,
+    ReadLimits,
+    is_formula_like,
+    metadata_warnings,
     parse_image_cell,
     parse_integer,
     parse_path_cell,
 )
 from annotations.formats.errors import FormatError, RowProblem, RowWarning
 from annotations.formats.records import read_records
+from annotations.imaging.images import ImageInfo
 
 REQUIRED_COLUMNS = ("index", "question", "answer")
 IMAGE_COLUMNS = ("image", "image_path")
 _CORE_COLUMNS = frozenset({"index", "image", "image_path", "question", "hint", "answer"})
 _OPTION_LETTERS = frozenset(string.ascii_uppercase)
+# Room on a line for the other cells of a row beside one cell of the largest size.
+_LINE_SLACK_BYTES = 1024**2
 
 
 @dataclass
@@ -39,6 +45,7 @@ class McqRow:
 
     Exactly one of `images` (decoded bytes) and `image_ref` (index of the row
     whose image is reused) is set, or neither when the file only has image_path.
+    Validated images come without their metadata, with their facts in `image_infos`.
     `options` holds every option column of the file in order ('' when empty);
     `extra` every other column in file order.
     """
@@ -53,6 +60,7 @@ class McqRow:
     options: dict[str, str]
     answer: str
     extra: dict[str, str]
+    image_infos: list[ImageInfo] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,12 @@ class _Layout:
         position = self.position.get(name)
         return "" if position is None else cells[position]
 
+    def formula_like(self, number: int, cells: list[str]) -> Iterator[RowWarning]:
+        """Text cells a spreadsheet would run as formulas (kept verbatim, worth a warning)."""
+        for name, cell in zip(self.columns, cells, strict=True):
+            if name not in ("image", "index") and is_formula_like(cell):
+                yield RowWarning(number, name, "formula_like_cell", cell[:80])
+
 
 def _header_problems(header: list[str], required: Sequence[str]) -> list[RowProblem]:
     problems = []
@@ -104,18 +118,26 @@ class McqTsvReader:
     Iterate once. Bad rows are not yielded; they land in `problems` (sorted by
     row when iteration ends, image reuse checked last), so a caller must look at
     `problems` after the loop before trusting what it read. Whole-file problems
-    raise `FormatError`. A path is closed when iteration ends (or on `close()`);
-    a stream stays owned by the caller.
+    (and a line past the size limit, at once) raise `FormatError`. A path is closed
+    when iteration ends (or on `close()`); a stream stays owned by the caller.
     """
 
     family_columns: tuple[str, ...] = ()
 
-    def __init__(self, source: str | os.PathLike[str] | BinaryIO, *, validate_images: bool = True):
+    def __init__(
+        self,
+        source: str | os.PathLike[str] | BinaryIO,
+        *,
+        validate_images: bool = True,
+        limits: ReadLimits | None = None,
+    ):
         self.problems: list[RowProblem] = []
         # Imported as they are but worth a curator's look; the import report lists them.
         self.warnings: list[RowWarning] = []
         self._source = source
         self._validate_images = validate_images
+        self._limits = limits or ReadLimits()
+        self._size = 0
         self._stream: BinaryIO | None = None
         self._records: Generator[tuple[int, list[str]], None, None] | None = None
         self._layout: _Layout | None = None
@@ -133,6 +155,15 @@ class McqTsvReader:
     def option_letters(self) -> list[str]:
         """The option columns (single upper-case letters), in file order."""
         return list(self._started().option_letters)
+
+    def fraction_read(self) -> float:
+        """How far into the file the reader is, from 0 to 1 (for a progress bar)."""
+        if self._stream is None:
+            return 1.0 if self._iterated else 0.0
+        try:
+            return min(1.0, self._stream.tell() / self._size) if self._size else 0.0
+        except (OSError, ValueError):
+            return 0.0
 
     def __iter__(self) -> Iterator[McqRow]:
         if self._iterated:
@@ -172,7 +203,9 @@ class McqTsvReader:
         else:
             self._stream = self._source
         try:
-            self._records = read_records(self._stream)
+            self._size = _stream_size(self._stream)
+            max_line = self._limits.max_cell_bytes + _LINE_SLACK_BYTES
+            self._records = read_records(self._stream, max_line_bytes=max_line)
             header = next(self._records, None)
             if header is None:
                 raise FormatError(RowProblem(0, None, "empty file: no header row"))
@@ -218,6 +251,8 @@ class McqTsvReader:
         if wrong_answer:
             report("answer", wrong_answer)
         image, paths = self._parse_images(layout, cells, report)
+        self.warnings.extend(layout.formula_like(number, cells))
+        self.warnings.extend(metadata_warnings(number, "image", image.removed))
         row = McqRow(
             row=number,
             index=-1 if index is None else index,
@@ -229,6 +264,7 @@ class McqTsvReader:
             options=options,
             answer=answer,
             extra={name: cells[layout.position[name]] for name in layout.extra_columns},
+            image_infos=image.infos,
         )
         problems.extend(self.check_family(row))
         return row, problems
@@ -262,7 +298,9 @@ class McqTsvReader:
             return ImageCell(), paths
         try:
             image = parse_image_cell(
-                layout.cell(cells, "image"), validate_images=self._validate_images
+                layout.cell(cells, "image"),
+                validate_images=self._validate_images,
+                limits=self._limits,
             )
         except CellError as exc:
             report("image", str(exc))
@@ -284,6 +322,13 @@ class McqTsvReader:
             else:
                 reason = f"reuses the image of index {reference}, but no row has that index"
             yield RowProblem(number, "image", reason)
+
+
+def _stream_size(stream: BinaryIO) -> int:
+    try:
+        return os.fstat(stream.fileno()).st_size
+    except (OSError, AttributeError, ValueError):
+        return 0
 
 
 def answer_problem(answer: str, options: Mapping[str, str]) -> str | None:

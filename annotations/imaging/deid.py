@@ -1,11 +1,15 @@
-"""DICOM de-identification: the practical core of the PS3.15 Annex E basic profile.
+"""DICOM de-identification: PS3.15 Annex E's basic profile, with keyed pseudonyms on top.
 
-Patient name and ID become keyed pseudonyms, UIDs become deterministic ``2.25.`` UIDs, dates
-are shifted by a per-patient offset (intervals between a patient's studies survive; option
-"Retain Longitudinal Temporal Information with Modified Dates"), times are emptied, private
-tags, overlays and identifying attributes go. Geometry, rescale and pixel data are untouched.
-Pseudonyms are HMAC-SHA256 of the original under the deployment's secret, so the same patient
-or UID maps to the same pseudonym in every import made with that secret.
+Which attribute gets which action (remove, empty, dummy, new UID) is the standard's table as
+maintained by the `dicom-anonymizer` package (Kitware; its PS3.15 2026c table), applied
+through every sequence. On top of it: patient name and ID become keyed pseudonyms, UIDs become
+deterministic ``2.25.`` UIDs, dates are shifted by a per-patient offset (intervals between a
+patient's studies survive; option "Retain Longitudinal Temporal Information with Modified
+Dates"), times are emptied; where the table lets us choose between removing and keeping an
+attribute, it is removed; private tags, overlays, curves, free text and person names the table
+does not list go too. Geometry, rescale and pixel data are untouched. Pseudonyms are
+HMAC-SHA256 of the original under the deployment's secret, so the same patient or UID maps to
+the same pseudonym in every import made with that secret.
 """
 
 from __future__ import annotations
@@ -15,124 +19,69 @@ import hashlib
 import hmac
 import uuid
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 import pydicom
+from dicomanonymizer.dicomfields_selector import dicom_anonymization_database_selector
+from dicomanonymizer.simpledicomanonymizer import empty_element, replace_element
 from pydicom.dataelem import DataElement
 from pydicom.dataset import Dataset
-from pydicom.errors import InvalidDicomError
 from pydicom.sequence import Sequence
 
-from annotations.imaging.dicom import VolumeError
+from annotations.imaging.dicom import MALFORMED_DICOM, VolumeError
 
-DEIDENTIFICATION_METHOD = "ClinReview PS3.15 E.1 basic profile, pseudonymised UIDs+dates"
+# The edition of PS3.15 Annex E table E.1-1 the profile follows (dicom-anonymizer's name).
+PROFILE_TABLE = "dicomfields_2026c"
+DEIDENTIFICATION_METHOD = "PS3.15 E.1 basic profile 2026c; pseudonymised UIDs, dates"
 # UIDs under the DICOM root name standard things (SOP classes, transfer syntaxes): keep them.
 STANDARD_UID_ROOT = "1.2.840.10008."
 MAX_DATE_SHIFT_DAYS = 3650
 # Free text (and values of unknown VR) may hold anything, names included: drop it all.
 FREE_TEXT_VRS = frozenset({"LT", "ST", "UT", "UN"})
+DATE_VRS = frozenset({"DA", "DT", "TM"})
+# Dates that identify rather than order a patient's studies: the table's action, not a shift.
+UNSHIFTED_DATES = frozenset({"PatientBirthDate"})
+# The table's categories and the action each stands for in PS3.15.
+_CATEGORIES = {
+    "D_TAGS": "D",
+    "Z_TAGS": "Z",
+    "X_TAGS": "X",
+    "U_TAGS": "U",
+    "Z_D_TAGS": "Z/D",
+    "X_Z_TAGS": "X/Z",
+    "X_D_TAGS": "X/D",
+    "X_Z_D_TAGS": "X/Z/D",
+    "X_Z_U_STAR_TAGS": "X/Z/U*",
+}
 
-# Attributes removed outright (basic profile action X, and D/Z ones we do not need).
-REMOVED_KEYWORDS = frozenset(
-    {
-        "OtherPatientIDs",
-        "OtherPatientIDsSequence",
-        "OtherPatientNames",
-        "PatientBirthName",
-        "PatientMotherBirthName",
-        "PatientAddress",
-        "PatientTelephoneNumbers",
-        "PatientAge",
-        "PatientSize",
-        "PatientWeight",
-        "PatientBirthTime",
-        "MilitaryRank",
-        "BranchOfService",
-        "Occupation",
-        "EthnicGroup",
-        "AdditionalPatientHistory",
-        "PatientComments",
-        "MedicalRecordLocator",
-        "IssuerOfPatientID",
-        "MedicalAlerts",
-        "Allergies",
-        "CountryOfResidence",
-        "RegionOfResidence",
-        "PatientReligiousPreference",
-        "InsurancePlanIdentification",
-        "PregnancyStatus",
-        "SmokingStatus",
-        "InstitutionName",
-        "InstitutionAddress",
-        "InstitutionalDepartmentName",
-        "InstitutionCodeSequence",
-        "StationName",
-        "DeviceSerialNumber",
-        "DetectorID",
-        "GantryID",
-        "PlateID",
-        "CassetteID",
-        "DeviceUID",
-        "PerformingPhysicianName",
-        "PerformingPhysicianIdentificationSequence",
-        "OperatorsName",
-        "OperatorIdentificationSequence",
-        "NameOfPhysiciansReadingStudy",
-        "PhysiciansReadingStudyIdentificationSequence",
-        "PhysiciansOfRecord",
-        "PhysiciansOfRecordIdentificationSequence",
-        "RequestingPhysician",
-        "ReferringPhysicianAddress",
-        "ReferringPhysicianTelephoneNumbers",
-        "ReferringPhysicianIdentificationSequence",
-        "StudyDescription",
-        "SeriesDescription",
-        "ProtocolName",
-        "ImageComments",
-        "RequestAttributesSequence",
-        "ReferencedPatientSequence",
-        "AdmittingDiagnosesDescription",
-        "AdmissionID",
-        "PerformedProcedureStepID",
-        "PerformedProcedureStepDescription",
-        "PerformedLocation",
-        "ScheduledProcedureStepID",
-        "RequestedProcedureID",
-        "RequestedProcedureDescription",
-        "ResponsibleOrganization",
-        "ResponsiblePerson",
-        "CurrentPatientLocation",
-        "PatientInstitutionResidence",
-        "OriginalAttributesSequence",
-        "ModifiedAttributesSequence",
-        "ContentSequence",
-        "AcquisitionComments",
-        "DerivationDescription",
-        "TextComments",
-        "TextString",
-        "FillerOrderNumberImagingServiceRequest",
-        "PlacerOrderNumberImagingServiceRequest",
-        "IssuerOfAdmissionIDSequence",
-        "ServiceEpisodeID",
-        "VisitComments",
-        "SourceApplicationEntityTitle",
-        "StorageMediaFileSetID",
-        "InstanceCreatorUID",
-        "TimezoneOffsetFromUTC",
-        "ContrastBolusAgent",
-    }
-)
-# Type 2 attributes in the CT IOD: they must stay present, so they are emptied (action Z).
-EMPTIED_KEYWORDS = frozenset(
-    {
-        "PatientBirthDate",
-        "PatientSex",
-        "AccessionNumber",
-        "StudyID",
-        "ReferringPhysicianName",
-        "ContentCreatorName",
-    }
-)
+
+@cache
+def profile_actions() -> tuple[dict[int, str], tuple[tuple[int, int, int, int, str], ...]]:
+    """The basic profile: tag -> action, and the masked entries (repeating groups)."""
+    table = dicom_anonymization_database_selector(PROFILE_TABLE)
+    actions: dict[int, str] = {}
+    masked = []
+    for category, action in _CATEGORIES.items():
+        for entry in table[category]:
+            if len(entry) == 2:
+                actions[(entry[0] << 16) | entry[1]] = action
+            else:
+                masked.append((*entry, action))
+    return actions, tuple(masked)
+
+
+def profile_action(tag: int) -> str | None:
+    """The basic profile's action for `tag` ("X", "Z", "D", "U", "X/Z"...), or None."""
+    actions, masked = profile_actions()
+    action = actions.get(tag)
+    if action is not None:
+        return action
+    group, element = tag >> 16, tag & 0xFFFF
+    for g, e, group_mask, element_mask, masked_action in masked:
+        if group & group_mask == g & group_mask and element & element_mask == e & element_mask:
+            return masked_action
+    return None
 
 
 class Pseudonymizer:
@@ -209,11 +158,11 @@ def deidentify_series(
     ):
         try:
             ds = pydicom.dcmread(path)
-        except (InvalidDicomError, EOFError, OSError, ValueError, KeyError) as error:
+            deidentify_dataset(ds, pseudonymizer)
+            target = dst_folder / f"{ds.get('SOPInstanceUID', pseudonymizer.uid(path.name))}.dcm"
+            ds.save_as(target, enforce_file_format=True)
+        except MALFORMED_DICOM as error:
             raise VolumeError(f"{path.name}: not a readable DICOM file ({error})") from None
-        deidentify_dataset(ds, pseudonymizer)
-        target = dst_folder / f"{ds.get('SOPInstanceUID', pseudonymizer.uid(path.name))}.dcm"
-        ds.save_as(target, enforce_file_format=True)
         written.append(target)
     return written
 
@@ -236,24 +185,47 @@ def _remove_overlays_and_curves(ds: Dataset) -> None:
 def _clean_recursively(ds: Dataset, pseudonyms: Pseudonymizer, shift: dt.timedelta) -> None:
     for element in list(ds):
         keyword = element.keyword
-        if keyword in REMOVED_KEYWORDS:
-            del ds[element.tag]
-        elif keyword in EMPTIED_KEYWORDS:
-            element.value = None
-        elif keyword == "PatientID":
+        if keyword == "PatientID":
             # Nested references to the patient (e.g. in referenced studies) get the same alias.
             element.value = pseudonyms.patient_id(str(element.value or ""))
-        elif element.VR == "SQ":
-            for item in element.value:
-                _clean_recursively(item, pseudonyms, shift)
+        elif keyword == "PatientName":
+            continue  # set from the patient's pseudonym at the end
         else:
-            _clean_by_vr(ds, element, pseudonyms, shift)
+            _apply(ds, element, profile_action(int(element.tag)), pseudonyms, shift)
+
+
+def _apply(
+    ds: Dataset,
+    element: DataElement,
+    action: str | None,
+    pseudonyms: Pseudonymizer,
+    shift: dt.timedelta,
+) -> None:
+    if action == "X" or (action in ("X/Z", "X/D", "X/Z/D") and element.VR not in DATE_VRS):
+        del ds[element.tag]
+    elif element.VR == "SQ":
+        if action in ("D", "Z", "Z/D"):
+            replace_element(element) if action == "D" else empty_element(element)
+        for item in element.value:
+            _clean_recursively(item, pseudonyms, shift)
+    elif element.VR in DATE_VRS and element.keyword not in UNSHIFTED_DATES:
+        _clean_by_vr(ds, element, pseudonyms, shift)
+    elif action in ("Z", "Z/D"):
+        # An empty date, not the library's dummy 00010101 (Z allows a zero-length value).
+        if element.VR in DATE_VRS:
+            element.value = None
+        else:
+            empty_element(element)
+    elif action == "D":
+        replace_element(element)
+    else:  # U, X/Z/U*, or not in the table: by VR
+        _clean_by_vr(ds, element, pseudonyms, shift)
 
 
 def _clean_by_vr(
     ds: Dataset, element: DataElement, pseudonyms: Pseudonymizer, shift: dt.timedelta
 ) -> None:
-    if element.VR in FREE_TEXT_VRS or (element.VR == "PN" and element.keyword != "PatientName"):
+    if element.VR in FREE_TEXT_VRS or element.VR == "PN":
         del ds[element.tag]
     elif element.VR == "UI":
         element.value = _pseudonymous_uids(element.value, pseudonyms)

@@ -28,6 +28,21 @@ class VolumeError(ValueError):
     """A CT series or file that cannot be turned into a volume; the message says why."""
 
 
+# What pydicom raises on malformed files (bad VRs, values, lengths), while reading or after.
+MALFORMED_DICOM = (
+    InvalidDicomError,
+    EOFError,
+    OSError,
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    OverflowError,
+    NotImplementedError,
+)
+
+
 @dataclass(frozen=True)
 class LoadedVolume:
     """One CT volume: HU voxels (z, y, x) int16 and its patient geometry.
@@ -123,8 +138,17 @@ def load_nifti(path: Path) -> LoadedVolume:
 def _read_header(path: Path) -> _SliceHeader:
     try:
         ds = pydicom.dcmread(path, defer_size=1024)
-    except (InvalidDicomError, EOFError, OSError, ValueError, KeyError) as error:
+    except MALFORMED_DICOM as error:
         raise VolumeError(f"{path.name}: not a readable DICOM file ({error})") from None
+    try:
+        return _header_of(ds, path)
+    except VolumeError:
+        raise
+    except MALFORMED_DICOM as error:
+        raise VolumeError(f"{path.name}: malformed DICOM header ({error})") from None
+
+
+def _header_of(ds: pydicom.Dataset, path: Path) -> _SliceHeader:
     _check_pixel_data_complete(ds, path)
     _check_greyscale_single_frame(ds, path)
     try:

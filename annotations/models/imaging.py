@@ -6,9 +6,11 @@ from django.utils.translation import gettext_lazy as _
 
 
 def image_upload_path(instance: Image, filename: str) -> str:
-    # Content-addressed: the same bytes are stored once, whatever they were called.
+    # Content-addressed: the same bytes are stored once, whatever they were called. One level
+    # of 256 folders: a second level cost an import a new folder per image (earlier images keep
+    # their stored names).
     digest = instance.sha256
-    return f"images/{digest[:2]}/{digest[2:4]}/{digest}.{instance.extension}"
+    return f"images/{digest[:2]}/{digest}.{instance.extension}"
 
 
 class Image(models.Model):

@@ -1,9 +1,10 @@
 """Importing Gastric-X cases: de-identified CT, voxel caches, indicators, boxes and VQA items.
 
 All-or-nothing in two stages. Stage one reads every case folder, loads and de-identifies every
-phase into MEDIA_ROOT and writes the voxel caches, collecting every problem; stage two writes
-the rows in one transaction. Any problem raises ``ImportFailed`` after removing every file
-written (the volume folder of the import and any new image file).
+phase into MEDIA_ROOT, writes the voxel caches and stages each endoscopy image (checked, without
+its metadata), collecting every problem; stage two writes the rows in one transaction. Any
+problem raises ``ImportFailed`` after removing every file written (the volume folder of the
+import and any image file whose row never committed).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 import secrets
 import shutil
 import tempfile
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ from django.db import transaction
 from django.utils.text import slugify
 from django.utils.translation import gettext
 
+from annotations.formats.cells import metadata_warnings
 from annotations.formats.errors import FormatError, RowProblem
 from annotations.formats.gastricx import (
     CaseData,
@@ -31,7 +34,7 @@ from annotations.formats.gastricx import (
     validate_case_volumes,
 )
 from annotations.imaging import ct
-from annotations.imaging.images import ImageError
+from annotations.imaging.images import ImageError, prepare_image
 from annotations.models import (
     Benchmark,
     Box,
@@ -47,8 +50,8 @@ from annotations.models import (
     Volume,
 )
 from annotations.services.errors import DomainError
-from annotations.services.images import image_files_delete, image_store
-from annotations.services.imports import ImportFailed
+from annotations.services.images import ImageStaging, import_work_dir, staged_images_discard
+from annotations.services.imports import ImportFailed, ImportReport, ImportResult, import_limits
 from annotations.services.volume_files import VOLUMES_FOLDER
 
 
@@ -71,6 +74,7 @@ class _PhaseFiles:
 class _LoadedCase:
     data: CaseData
     phases: dict[str, _PhaseFiles] = field(default_factory=dict)
+    endoscopy: str | None = None  # sha256 of the staged image
 
 
 def gastricx_import(
@@ -81,11 +85,26 @@ def gastricx_import(
     description: str = "",
     progress: Callable[[int], None] | None = None,
 ) -> Benchmark:
+    """Import Gastric-X cases as a new benchmark (see `gastricx_import_run`)."""
+    return gastricx_import_run(
+        path=path, name=name, user=user, description=description, progress=progress
+    ).benchmark
+
+
+def gastricx_import_run(
+    *,
+    path: Path,
+    name: str,
+    user=None,
+    description: str = "",
+    progress: Callable[[int], None] | None = None,
+) -> ImportResult:
     """Import a root folder of Gastric-X case folders (or a ``.zip`` of it) as a new benchmark.
 
     DICOM is de-identified (``settings.DEID_SECRET`` keys the pseudonyms) before it is stored;
-    only the de-identified copies and the int16 voxel caches stay under MEDIA_ROOT. Raises
-    ``ImportFailed`` listing every problem; then neither rows nor files are left behind.
+    only the de-identified copies and the int16 voxel caches stay under MEDIA_ROOT; endoscopy
+    images lose their metadata (the report says which). Raises ``ImportFailed`` listing every
+    problem; then neither rows nor files are left behind. `progress(1)` follows each case.
     """
     if Benchmark.objects.filter(name=name).exists():
         raise DomainError(gettext("A benchmark named '%(name)s' already exists.") % {"name": name})
@@ -93,19 +112,25 @@ def gastricx_import(
     # A fresh token per import, so a failed import can remove its folder without touching others.
     relative_root = f"{VOLUMES_FOLDER}/{slugify(name)[:60] or 'benchmark'}-{secrets.token_hex(4)}"
     media_root = Path(settings.MEDIA_ROOT)
-    written_images: list[str] = []
+    staging = ImageStaging(import_work_dir(f"run-{uuid.uuid4().hex}"))
+    report = ImportReport()
     try:
         with tempfile.TemporaryDirectory(prefix="gastricx-") as scratch:
             cases = _read_cases(Path(path), Path(scratch))
-            loaded = _load_all(cases, media_root, relative_root, progress)
+            loaded = _load_all(cases, media_root, relative_root, staging, report, progress)
             with transaction.atomic():
-                return _write_rows(loaded, name, user, description, written_images)
+                benchmark = _write_rows(loaded, name, user, description, staging.commit())
     except BaseException as error:
         shutil.rmtree(media_root / relative_root, ignore_errors=True)
-        image_files_delete(written_images)
+        staged_images_discard(staging.folder)
         if isinstance(error, FormatError):
-            raise ImportFailed(error.problems) from error
+            raise ImportFailed(error.problems, report) from error
+        if isinstance(error, ImportFailed):
+            error.report = report
         raise
+    staging.remove()
+    items = sum(len(entry.data.vqa) for entry in loaded)
+    return ImportResult(benchmark, items, report)
 
 
 def _read_cases(path: Path, scratch: Path) -> list[CaseData]:
@@ -136,6 +161,8 @@ def _load_all(
     cases: list[CaseData],
     media_root: Path,
     relative_root: str,
+    staging: ImageStaging,
+    report: ImportReport,
     progress: Callable[[int], None] | None,
 ) -> list[_LoadedCase]:
     pseudonymizer = ct.Pseudonymizer(deid_secret())
@@ -144,6 +171,8 @@ def _load_all(
     for case in cases:
         folder = f"{relative_root}/{case.row:04d}-{slugify(case.case_id)[:40] or 'case'}"
         result = _LoadedCase(case)
+        if case.endoscopy is not None:
+            result.endoscopy = _stage_endoscopy(case, staging, report, problems)
         for phase, source in case.phases.items():
             try:
                 result.phases[phase] = _load_phase(
@@ -161,6 +190,26 @@ def _load_all(
     if problems:
         raise ImportFailed(problems)
     return loaded
+
+
+def _stage_endoscopy(
+    case: CaseData, staging: ImageStaging, report: ImportReport, problems: list[RowProblem]
+) -> str | None:
+    """The case's endoscopy image, checked and without metadata, staged; or a problem."""
+    assert case.endoscopy is not None
+    limits = import_limits()
+    try:
+        size = case.endoscopy.stat().st_size
+        if size > limits.max_cell_bytes:
+            raise ImageError(
+                f"image file of {size:,} bytes is over the limit of {limits.max_cell_bytes:,}"
+            )
+        prepared = prepare_image(case.endoscopy.read_bytes(), max_pixels=limits.max_image_pixels)
+    except (ImageError, OSError) as error:
+        problems.append(RowProblem(case.row, "endoscopy", str(error)))
+        return None
+    report.add(metadata_warnings(case.row, "endoscopy", [prepared.removed]))
+    return staging.add(prepared)
 
 
 def _load_phase(
@@ -193,7 +242,7 @@ def _load_phase(
 
 
 def _write_rows(
-    loaded: list[_LoadedCase], name: str, user, description: str, written_images: list[str]
+    loaded: list[_LoadedCase], name: str, user, description: str, image_ids: dict[str, int]
 ) -> Benchmark:
     benchmark = Benchmark.objects.create(
         name=name,
@@ -202,17 +251,12 @@ def _write_rows(
         created_by=user,
         columns=["index", "image", "question", "A", "B", "C", "D", "answer", "category", "task"],
     )
-    problems: list[RowProblem] = []
     next_index = 1
     letters: set[int] = set()
     for entry in loaded:
-        case = _create_case(benchmark, entry, user, problems, written_images)
-        if case is None:
-            continue
+        case = _create_case(benchmark, entry, user, image_ids)
         next_index = _create_items(case, entry.data, next_index, user)
         letters.update(len(v.options) for v in entry.data.vqa)
-    if problems:
-        raise ImportFailed(problems)
     benchmark.option_letters = [chr(ord("A") + i) for i in range(max(letters, default=4))]
     tasks = sorted({v.task for e in loaded for v in e.data.vqa if v.task})
     benchmark.taxonomy = {"task": tasks, "category": tasks} if tasks else {}
@@ -220,29 +264,14 @@ def _write_rows(
     return benchmark
 
 
-def _create_case(
-    benchmark: Benchmark,
-    entry: _LoadedCase,
-    user,
-    problems: list[RowProblem],
-    written_images: list[str],
-) -> Case | None:
+def _create_case(benchmark: Benchmark, entry: _LoadedCase, user, image_ids: dict[str, int]) -> Case:
     data = entry.data
-    image = None
-    if data.endoscopy is not None:
-        try:
-            image, created = image_store(data=data.endoscopy.read_bytes())
-        except (ImageError, OSError) as error:
-            problems.append(RowProblem(data.row, "endoscopy", str(error)))
-            return None
-        if created:
-            written_images.append(image.file.name)
     case = Case.objects.create(
         benchmark=benchmark,
         case_id=data.case_id,
         tnm=data.tnm or "",
         reports={kind: text for kind, text in data.reports.items() if text},
-        endoscopy_image=image,
+        endoscopy_image_id=image_ids[entry.endoscopy] if entry.endoscopy else None,
     )
     Indicator.objects.bulk_create(_indicators(case, data))
     volumes = {

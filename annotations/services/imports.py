@@ -1,22 +1,39 @@
-"""Importing a benchmark file: all rows or none, with a report of every bad row."""
+"""Importing a benchmark file: all rows or none, with a report of every bad row.
+
+Two stages. Reading checks every row and stages its images (checked once, without their
+metadata) outside any transaction, so progress shows while it runs and a killed attempt leaves
+only its own staging folder; the rows read so far wait in a spool file, so memory does not grow
+with the file. Then one short transaction places the images and inserts the rows in batches.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+import pickle
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
 
-from django.db import transaction
+from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.utils.translation import gettext, ngettext
 
-from annotations.formats import open_reader
-from annotations.formats.errors import FormatError, RowProblem
-from annotations.imaging.images import ImageError
+from annotations.formats import ReadLimits, open_reader
+from annotations.formats.cells import metadata_warnings
+from annotations.formats.errors import FormatError, RowProblem, RowWarning
+from annotations.imaging.images import ImageError, PreparedImage, prepare_image
 from annotations.models import Benchmark, Family, Item, ItemImage, ItemRevision, RevisionReason
 from annotations.services.errors import DomainError
-from annotations.services.images import image_files_delete, image_store
+from annotations.services.images import ImageStaging, import_work_dir, staged_images_discard
 
 BATCH = 1000
+# A report lists this many warnings; the rest are counted by kind.
+MAX_LISTED_WARNINGS = 500
+_PROGRESS_SECONDS = 0.5
 
 # Imported column -> Item field. Every other column is kept in Item.extra under its own name.
 COLUMN_FIELDS = {
@@ -33,6 +50,49 @@ COLUMN_FIELDS = {
     "degradation_severity": "degradation_severity",
 }
 CORE_COLUMNS = {"index", "image", "question", "hint", "answer"}
+_INDEX_RANGE = range(-(2**63), 2**63)  # what the database's bigint holds
+
+
+@dataclass
+class ImportReport:
+    """What an import noticed but imported as it is: the first warnings, all counted by code."""
+
+    warnings: list[RowWarning] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+
+    def add(self, warnings: Iterable[RowWarning]) -> None:
+        for warning in warnings:
+            self.counts[warning.code] += 1
+            if len(self.warnings) < MAX_LISTED_WARNINGS:
+                self.warnings.append(warning)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def as_result(self) -> dict:
+        """The report as a job stores it (JSON)."""
+        return {
+            "warnings": [asdict(warning) for warning in self.warnings],
+            "warning_counts": dict(sorted(self.counts.items())),
+            "warnings_total": self.total,
+        }
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    benchmark: Benchmark
+    items: int
+    report: ImportReport
+
+
+@dataclass(frozen=True)
+class ImportProgress:
+    """Where an import is: `stage` is "reading" (rows checked, images staged) or "saving"."""
+
+    stage: str
+    items: int
+    fraction: float
 
 
 class ImportFailed(DomainError):
@@ -40,8 +100,9 @@ class ImportFailed(DomainError):
 
     code = "import_failed"
 
-    def __init__(self, problems: list[RowProblem]) -> None:
+    def __init__(self, problems: list[RowProblem], report: ImportReport | None = None) -> None:
         self.problems = problems
+        self.report = report or ImportReport()
         count = len(problems)
         super().__init__(
             ngettext(
@@ -53,16 +114,12 @@ class ImportFailed(DomainError):
         )
 
 
-@dataclass
-class _Pending:
-    """Rows read but not yet written, with their images and reuse references."""
-
-    items: list[Item] = field(default_factory=list)
-    images: list[list[int]] = field(default_factory=list)
-    refs: list[int | None] = field(default_factory=list)
-    # (item id, referenced index) for rows that reuse another row's image, linked at the end
-    # because the referenced row may come later in the file.
-    reused: list[tuple[int, int]] = field(default_factory=list)
+def import_limits() -> ReadLimits:
+    """The size and pixel limits an import enforces before decoding (settings)."""
+    return ReadLimits(
+        max_cell_bytes=settings.IMPORT_MAX_CELL_BYTES,
+        max_image_pixels=settings.IMPORT_MAX_IMAGE_PIXELS,
+    )
 
 
 def benchmark_import(
@@ -74,112 +131,246 @@ def benchmark_import(
     description: str = "",
     progress: Callable[[int], None] | None = None,
 ) -> Benchmark:
-    """Import a VLMEvalKit, EndoBench or MedQ-DEG file as a new benchmark.
+    """Import a file as a new benchmark (see `benchmark_import_run`); `progress(n)` is told of
+    rows read, as tqdm's `update`."""
+    counted = 0
+
+    def rows_read(state: ImportProgress) -> None:
+        nonlocal counted
+        if progress is not None and state.stage == "reading":
+            progress(state.items - counted)
+            counted = state.items
+
+    result = benchmark_import_run(
+        path=path, family=family, name=name, user=user, description=description, progress=rows_read
+    )
+    return result.benchmark
+
+
+def benchmark_import_run(
+    *,
+    path: Path,
+    family: str,
+    name: str,
+    user=None,
+    description: str = "",
+    progress: Callable[[ImportProgress], None] | None = None,
+    work_dir: Path | None = None,
+    before_commit: Callable[[ImportResult], None] | None = None,
+) -> ImportResult:
+    """Import a VLMEvalKit, EndoBench or MedQ-DEG file as a new benchmark, with its report.
 
     All-or-nothing: on any bad row (or a bad file) raises ImportFailed listing every problem,
-    and neither rows nor image files are left behind.
+    and neither rows nor image files are left behind. Images are staged in `work_dir` (a
+    job's own folder, so a later attempt can discard what a killed one left); `before_commit`
+    runs inside the final transaction, so a job can record its end together with the rows.
     """
     if family not in {Family.VLMEVAL, Family.ENDOBENCH, Family.MEDQDEG}:
         raise DomainError(
             gettext("Unknown family '%(family)s' for a table import.") % {"family": family}
         )
+    _check_name_free(name)
+    staging = ImageStaging(work_dir or import_work_dir(f"run-{uuid.uuid4().hex}"))
+    new = _NewBenchmark(name, family, user, description)
+    try:
+        with _Spool() as spool:
+            read = _read_rows(Path(path), family, staging, spool, _Throttled(progress))
+            result = _save(new, read, spool, staging, _Throttled(progress), before_commit)
+    except BaseException:
+        staged_images_discard(staging.folder)
+        raise
+    staging.remove()
+    return result
+
+
+def _check_name_free(name: str) -> None:
     if Benchmark.objects.filter(name=name).exists():
         raise DomainError(gettext("A benchmark named '%(name)s' already exists.") % {"name": name})
-    written_files: list[str] = []
-    try:
-        with transaction.atomic():
-            benchmark = _import_rows(path, family, name, user, description, written_files, progress)
-    except FormatError as error:
-        image_files_delete(written_files)
-        raise ImportFailed(error.problems) from error
-    except ImportFailed:
-        image_files_delete(written_files)
-        raise
-    return benchmark
 
 
-def _import_rows(path, family, name, user, description, written_files, progress) -> Benchmark:
-    reader = open_reader(Path(path), family)
-    benchmark = Benchmark.objects.create(
-        name=name, family=family, created_by=user, description=description
-    )
-    images_by_index: dict[int, list[int]] = {}
-    pending = _Pending()
+@dataclass(frozen=True)
+class _NewBenchmark:
+    name: str
+    family: str
+    user: object
+    description: str
+
+
+@dataclass
+class _Read:
+    """What the reading stage learnt besides the spooled rows."""
+
+    columns: list[str]
+    option_letters: list[str]
+    images_by_index: dict[int, tuple[str, ...]]
+    report: ImportReport
+    count: int
+
+
+class _Spool:
+    """Rows read, pickled to a temporary file in batches, read back when saving."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile(prefix="clinreview-import-")  # noqa: SIM115
+        self._batch: list[tuple] = []
+
+    def __enter__(self) -> _Spool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._file.close()
+
+    def append(self, record: tuple) -> None:
+        self._batch.append(record)
+        if len(self._batch) >= BATCH:
+            self._dump()
+
+    def batches(self) -> Iterator[list[tuple]]:
+        self._dump()
+        self._file.seek(0)
+        while True:
+            try:
+                yield pickle.load(self._file)  # our own file, written above
+            except EOFError:
+                return
+
+    def _dump(self) -> None:
+        if self._batch:
+            pickle.dump(self._batch, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            self._batch = []
+
+
+class _Throttled:
+    """Calls `progress` at most every half second (and always for the last call)."""
+
+    def __init__(self, progress: Callable[[ImportProgress], None] | None) -> None:
+        self._progress = progress
+        self._last = 0.0
+
+    def __call__(self, stage: str, items: int, fraction: float, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if self._progress is not None and (force or now - self._last >= _PROGRESS_SECONDS):
+            self._last = now
+            self._progress(ImportProgress(stage, items, fraction))
+
+
+def _read_rows(path: Path, family: str, staging, spool: _Spool, progress: _Throttled) -> _Read:
+    report = ImportReport()
+    reader = open_reader(path, family, limits=import_limits())
+    images_by_index: dict[int, tuple[str, ...]] = {}
     count = 0
-    for row in reader:
-        image_ids = _store_row_images(row, Path(path).parent, reader, written_files)
-        if image_ids is None:
-            continue
-        if image_ids:
-            images_by_index[row.index] = image_ids
-        pending.items.append(_item_from_row(benchmark, row))
-        pending.images.append(image_ids)
-        pending.refs.append(row.image_ref)
-        count += 1
-        if len(pending.items) >= BATCH and not reader.problems:
-            _flush(pending, images_by_index, user)
-        if progress:
-            progress(1)
+    try:
+        for row in reader:
+            problems = _row_problems(row)
+            reader.problems.extend(problems)
+            if not problems and not reader.problems:
+                # Once a row is bad nothing will be stored: the rest is only checked.
+                digests = _stage_row_images(row, path.parent, reader, staging)
+                if digests is not None:
+                    if digests:
+                        images_by_index[row.index] = digests
+                    spool.append(_record(row, digests))
+            count += 1
+            report.add(reader.warnings)
+            reader.warnings.clear()
+            progress("reading", count, reader.fraction_read())
+    except FormatError as error:
+        report.add(reader.warnings)
+        raise ImportFailed(sorted([*reader.problems, *error.problems], key=_row), report) from error
+    report.add(reader.warnings)
     if reader.problems:
-        raise ImportFailed(list(reader.problems))
+        raise ImportFailed(list(reader.problems), report)
     if count == 0:
-        raise ImportFailed([RowProblem(0, None, "the file holds no item")])
-    _flush(pending, images_by_index, user)
-    _link_reused(pending.reused, images_by_index)
-    benchmark.columns = list(reader.columns)
-    benchmark.option_letters = list(reader.option_letters)
-    benchmark.taxonomy = _taxonomy_of(benchmark)
-    benchmark.save(update_fields=["columns", "option_letters", "taxonomy"])
-    return benchmark
+        raise ImportFailed([RowProblem(0, None, "the file holds no item")], report)
+    progress("reading", count, 1.0, force=True)
+    return _Read(reader.columns, reader.option_letters, images_by_index, report, count)
 
 
-def _store_row_images(row, folder: Path, reader, written_files: list[str]) -> list[int] | None:
-    """Store the row's images; None (and a problem) when a referenced file is missing or bad."""
-    payloads: list[bytes] = list(row.images)
+def _row(problem: RowProblem) -> int:
+    return problem.row
+
+
+def _row_problems(row) -> list[RowProblem]:
+    """What the database could not keep: an index out of range, a value longer than its column."""
+    problems = []
+    if row.index not in _INDEX_RANGE:
+        problems.append(RowProblem(row.row, "index", f"index {row.index} is out of range"))
+    for column, value in row.extra.items():
+        limit = _column_limits().get(column)
+        if limit and len(value) > limit:
+            reason = f"{len(value)} characters, longer than the {limit} this column may hold"
+            problems.append(RowProblem(row.row, column, reason))
+    return problems
+
+
+@cache
+def _column_limits() -> dict[str, int]:
+    return {
+        column: Item._meta.get_field(field_name).max_length
+        for column, field_name in COLUMN_FIELDS.items()
+    }
+
+
+def _stage_row_images(row, folder: Path, reader, staging) -> tuple[str, ...] | None:
+    """Stage the row's images; None (and a problem) when a file is missing or bad."""
+    if row.images and len(row.image_infos) == len(row.images):
+        prepared = [
+            PreparedImage(data, info, ())
+            for data, info in zip(row.images, row.image_infos, strict=True)
+        ]
+    else:
+        try:
+            prepared = _unchecked_images(row, folder, reader)
+        except (OSError, ValueError, ImageError) as error:
+            column = "image" if row.images else "image_path"
+            reader.problems.append(RowProblem(row.row, column, str(error)))
+            return None
+    return tuple(staging.add(image) for image in prepared)
+
+
+def _unchecked_images(row, folder: Path, reader) -> list[PreparedImage]:
+    """Images the reader did not check (image_path files, or a reader told not to)."""
+    limits = import_limits()
+    payloads = list(row.images)
+    column = "image"
     if not payloads and row.image_ref is None and row.image_paths:
-        try:
-            payloads = [_read_local_image(folder, p) for p in row.image_paths]
-        except (OSError, ValueError) as error:
-            reader.problems.append(RowProblem(row.row, "image_path", str(error)))
-            return None
-    ids = []
-    for data in payloads:
-        try:
-            image, created = image_store(data=data)
-        except ImageError as error:
-            reader.problems.append(RowProblem(row.row, "image", str(error)))
-            return None
-        if created:
-            written_files.append(image.file.name)
-        ids.append(image.id)
-    return ids
+        payloads = [_read_local_image(folder, p, limits) for p in row.image_paths]
+        column = "image_path"
+    prepared = [prepare_image(data, max_pixels=limits.max_image_pixels) for data in payloads]
+    reader.warnings.extend(metadata_warnings(row.row, column, [p.removed for p in prepared]))
+    return prepared
 
 
-def _read_local_image(folder: Path, relative: str) -> bytes:
+def _read_local_image(folder: Path, relative: str, limits: ReadLimits) -> bytes:
     root = folder.resolve()
     for base in (root, root / "images"):
         candidate = (base / relative).resolve()
         if not candidate.is_relative_to(root):
             raise ValueError(f"image path {relative!r} leaves the benchmark folder")
         if candidate.is_file():
+            size = candidate.stat().st_size
+            if size > limits.max_cell_bytes:
+                raise ValueError(
+                    f"image file {relative!r} of {size:,} bytes is over the limit of "
+                    f"{limits.max_cell_bytes:,}"
+                )
             return candidate.read_bytes()
     raise ValueError(f"image file {relative!r} not found next to the benchmark file")
 
 
-def _item_from_row(benchmark: Benchmark, row) -> Item:
-    item = Item(
-        benchmark=benchmark,
-        source_index=row.index,
-        question=row.question,
-        hint=row.hint,
-        options=list(row.options.values()),
-        answer=row.answer,
-    )
+def _record(row, digests: tuple[str, ...]) -> tuple:
+    fields = {
+        "source_index": row.index,
+        "question": row.question,
+        "hint": row.hint,
+        "options": list(row.options.values()),
+        "answer": row.answer,
+    }
     extra = {}
     for column, value in row.extra.items():
         target = COLUMN_FIELDS.get(column)
         if target:
-            setattr(item, target, value)
+            fields[target] = value
         elif column not in CORE_COLUMNS:
             extra[column] = value
     if row.image_paths:
@@ -187,44 +378,78 @@ def _item_from_row(benchmark: Benchmark, row) -> Item:
         extra["image_path"] = (
             row.image_paths[0] if len(row.image_paths) == 1 else repr(list(row.image_paths))
         )
-    item.extra = extra
-    return item
+    fields["extra"] = extra
+    return fields, digests, row.image_ref
 
 
-def _flush(pending: _Pending, images_by_index: dict[int, list[int]], user) -> None:
-    if not pending.items:
-        return
-    created = Item.objects.bulk_create(pending.items)
+def _save(
+    new: _NewBenchmark,
+    read: _Read,
+    spool: _Spool,
+    staging: ImageStaging,
+    progress: _Throttled,
+    before_commit: Callable[[ImportResult], None] | None,
+) -> ImportResult:
+    """The short transaction: images placed, rows inserted in batches, the caller's last word."""
+    try:
+        with transaction.atomic():
+            benchmark = Benchmark.objects.create(
+                name=new.name,
+                family=new.family,
+                created_by=new.user,
+                description=new.description,
+                columns=read.columns,
+                option_letters=read.option_letters,
+            )
+            image_ids = staging.commit()
+            saved = 0
+            for batch in spool.batches():
+                saved += _insert(benchmark, batch, image_ids, read.images_by_index, new.user)
+                progress("saving", saved, saved / read.count)
+            benchmark.taxonomy = _taxonomy_of(benchmark)
+            benchmark.save(update_fields=["taxonomy"])
+            result = ImportResult(benchmark, saved, read.report)
+            if before_commit is not None:
+                before_commit(result)
+    except IntegrityError as error:
+        # Another import took the name since it was checked.
+        if Benchmark.objects.filter(name=new.name).exists():
+            _check_name_free(new.name)
+        raise error
+    return result
+
+
+def _insert(
+    benchmark: Benchmark,
+    batch: list[tuple],
+    image_ids: dict[str, int],
+    images_by_index: dict[int, tuple[str, ...]],
+    user,
+) -> int:
+    # Foreign keys by id: Django's related-object descriptors cost more than the row itself.
+    items = Item.objects.bulk_create(
+        Item(benchmark_id=benchmark.pk, **fields) for fields, _, _ in batch
+    )
     links = []
-    for item, image_ids, ref in zip(created, pending.images, pending.refs, strict=True):
-        if ref is not None:
-            pending.reused.append((item.id, ref))
-        links.extend(ItemImage(item=item, image_id=i, position=p) for p, i in enumerate(image_ids))
+    for item, (_, digests, reference) in zip(items, batch, strict=True):
+        shown = digests if reference is None else images_by_index[reference]
+        links += [
+            ItemImage(item_id=item.pk, image_id=image_ids[digest], position=position)
+            for position, digest in enumerate(shown)
+        ]
     ItemImage.objects.bulk_create(links)
-    ItemRevision.objects.bulk_create(_imported_revisions(created, user))
-    pending.items, pending.images, pending.refs = [], [], []
-
-
-def _link_reused(reused: list[tuple[int, int]], images_by_index: dict[int, list[int]]) -> None:
-    links = [
-        ItemImage(item_id=item_id, image_id=image_id, position=position)
-        for item_id, ref in reused
-        for position, image_id in enumerate(images_by_index[ref])
-    ]
-    ItemImage.objects.bulk_create(links, batch_size=BATCH)
-
-
-def _imported_revisions(items: Iterable[Item], user) -> list[ItemRevision]:
-    return [
+    author = getattr(user, "pk", None)
+    ItemRevision.objects.bulk_create(
         ItemRevision(
-            item=item,
+            item_id=item.pk,
             version=1,
             content=item.content(),
             reason=RevisionReason.IMPORTED,
-            author=user,
+            author_id=author,
         )
         for item in items
-    ]
+    )
+    return len(items)
 
 
 def _taxonomy_of(benchmark: Benchmark) -> dict[str, list[str]]:

@@ -1,45 +1,154 @@
+"""Importing an uploaded file on a worker, crash-safe.
+
+The job is claimed with a lease and beats while it runs. If its worker dies, the reaper puts it
+back in the queue and the next attempt starts over cleanly: it first discards what the dead
+attempt staged (and any file it placed whose rows never committed), then imports from the
+upload, which is kept until the import succeeds or is refused for bad input.
+"""
+
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
 from celery import shared_task
 from django.contrib.auth import get_user_model
+from django.db.models import F, Q
+from django.utils import timezone
 
-from annotations.models import Job
+from annotations.models import Job, JobStatus
 from annotations.services.errors import DomainError
-from annotations.services.imports import ImportFailed, benchmark_import
-from annotations.services.jobs import job_claim, job_fail, job_finish, job_progress_callback
+from annotations.services.images import import_work_dir, staged_images_discard
+from annotations.services.imports import (
+    ImportFailed,
+    ImportProgress,
+    ImportResult,
+    benchmark_import_run,
+)
+from annotations.services.recovery import (
+    Kind,
+    Lease,
+    LeaseLost,
+    heartbeat,
+    lease_claim,
+    lease_update,
+    register,
+)
+
+log = logging.getLogger(__name__)
+
+# Progress counts KiB of the file read, so a 2 GiB upload fits the job's integer columns.
+_PROGRESS_UNIT = 1024
+MAX_LISTED_PROBLEMS = 500
+
+
+def _import_jobs():
+    return Job.objects.filter(kind="import")
 
 
 @shared_task(name="annotations.benchmark_import")
 def benchmark_import_task(job_id: int) -> None:
-    """Import an uploaded file as a benchmark; the job records the result or every problem."""
-    if not job_claim(job_id=job_id):
+    """Import the job's uploaded file as a benchmark; the job records the result, its
+    warnings, or every problem. Idempotent: only a queued job is claimed."""
+    lease = lease_claim(_import_jobs().filter(status=JobStatus.QUEUED), job_id, status="running")
+    if lease is None:
         return
     job = Job.objects.get(pk=job_id)
-    params = job.params
-    user = get_user_model().objects.filter(pk=job.created_by_id).first()
-    upload = Path(params["path"])
     try:
-        benchmark = benchmark_import(
+        with heartbeat(lease):
+            _run(job, lease)
+    except LeaseLost:
+        log.warning("import job %s was taken over by another worker", job_id)
+
+
+register(
+    Kind(
+        name="import",
+        rows=_import_jobs,
+        running=Q(status=JobStatus.RUNNING),
+        waiting=Q(status=JobStatus.QUEUED),
+        requeue={"status": JobStatus.QUEUED},
+        send=lambda pk: benchmark_import_task.delay(pk),
+    )
+)
+
+
+def _run(job: Job, lease: Lease) -> None:
+    params = job.params
+    upload = Path(params["path"])
+    # A folder per attempt: a replaced worker that was only slow undoes its own files, never
+    # its successor's.
+    work_dir = import_work_dir(f"job-{job.pk}-{lease.attempt}")
+    for earlier in work_dir.parent.glob(f"job-{job.pk}-*"):
+        attempt = earlier.name.rsplit("-", 1)[-1]
+        if attempt.isdigit() and int(attempt) < lease.attempt:
+            removed = staged_images_discard(earlier)  # what a dead attempt left
+            log.warning("import job %s: undid attempt %s (%d files)", job.pk, attempt, removed)
+    if not upload.is_file():
+        _fail(lease, "The uploaded file is gone; upload it again.", {})
+        return
+    size = upload.stat().st_size
+    lease_update(lease, total=max(1, size // _PROGRESS_UNIT), done=0, result={})
+    try:
+        benchmark_import_run(
             path=upload,
             family=params["family"],
             name=params["name"],
-            user=user,
-            progress=job_progress_callback(job_id),
+            user=get_user_model().objects.filter(pk=job.created_by_id).first(),
+            progress=lambda state: _progress(lease, state, size),
+            work_dir=work_dir,
+            before_commit=lambda result: _finish(lease, result),
         )
     except ImportFailed as error:
-        job_fail(
-            job_id=job_id,
-            message=str(error),
-            result={"problems": [str(p) for p in error.problems[:500]]},
-        )
+        _fail(lease, str(error), {**_problems(error), **error.report.as_result()})
     except DomainError as error:
-        job_fail(job_id=job_id, message=str(error))
-    else:
-        job_finish(
-            job_id=job_id, result={"benchmark": benchmark.name, "items": benchmark.items.count()}
+        _fail(lease, str(error), {})
+    except LeaseLost:
+        raise
+    except Exception as error:
+        # Kept: the upload, for a retry once the cause is fixed.
+        log.exception("import job %s failed", job.pk)
+        lease_update(
+            lease,
+            status=JobStatus.FAILED,
+            message=f"{type(error).__name__}: {error}",
+            finished_at=timezone.now(),
         )
-    finally:
-        shutil.rmtree(upload.parent, ignore_errors=True)
+        raise
+    # Imported, or refused for bad input: the upload has served.
+    shutil.rmtree(upload.parent, ignore_errors=True)
+
+
+def _progress(lease: Lease, state: ImportProgress, size: int) -> None:
+    lease.check()
+    total = max(1, size // _PROGRESS_UNIT)
+    done = int(total * state.fraction)
+    lease_update(lease, done=done, result={"stage": state.stage, "items": state.items})
+
+
+def _finish(lease: Lease, result: ImportResult) -> None:
+    """Inside the import's transaction: the job ends with the rows, or neither does."""
+    summary = {"benchmark": result.benchmark.name, "items": result.items}
+    written = lease_update(
+        lease,
+        status=JobStatus.DONE,
+        result={**summary, **result.report.as_result()},
+        finished_at=timezone.now(),
+        done=F("total"),
+    )
+    if not written:
+        raise LeaseLost(f"import job {lease.pk} was taken over by another worker")
+
+
+def _fail(lease: Lease, message: str, result: dict) -> None:
+    lease_update(
+        lease, status=JobStatus.FAILED, message=message, result=result, finished_at=timezone.now()
+    )
+
+
+def _problems(error: ImportFailed) -> dict:
+    return {
+        "problems": [str(problem) for problem in error.problems[:MAX_LISTED_PROBLEMS]],
+        "problems_total": len(error.problems),
+    }

@@ -63,3 +63,51 @@ def mcq_row(
     index: int, image: str, *, answer: str = "A", question: str = "What is shown?"
 ) -> list[str]:
     return [str(index), image, question, "polyp", "ulcer", "bleeding", "", answer, "lesion"]
+
+
+# What a camera or an endoscopy tower may write into an image's metadata.
+PHI_TEXT = "PATIENT DOE^JANE MRN 99887766"
+
+
+def _phi_exif() -> Image.Exif:
+    exif = Image.Exif()
+    exif[0x010E] = PHI_TEXT  # ImageDescription
+    exif[0x013B] = "DOE^JANE"  # Artist
+    return exif
+
+
+def jpeg_with_metadata(size: tuple[int, int] = (64, 48)) -> bytes:
+    """A JPEG with EXIF, XMP and a comment that all name the patient, and an ICC profile."""
+    image = Image.effect_noise(size, 40).convert("RGB")
+    xmp = f'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:Description>{PHI_TEXT}</rdf:Description></x:xmpmeta>'
+    buffer = io.BytesIO()
+    image.save(
+        buffer,
+        format="JPEG",
+        exif=_phi_exif(),
+        xmp=xmp.encode(),
+        comment=PHI_TEXT.encode(),
+        icc_profile=_srgb_profile(),
+    )
+    return buffer.getvalue()
+
+
+def png_with_metadata(size: tuple[int, int] = (40, 30)) -> bytes:
+    """A PNG with tEXt, iTXt and eXIf chunks naming the patient, and a gAMA chunk."""
+    from PIL import PngImagePlugin
+
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Comment", PHI_TEXT)
+    info.add_itxt("Description", PHI_TEXT, lang="en")
+    info.add(b"gAMA", struct.pack(">I", 45455))
+    buffer = io.BytesIO()
+    Image.effect_noise(size, 40).convert("RGB").save(
+        buffer, format="PNG", pnginfo=info, exif=_phi_exif()
+    )
+    return buffer.getvalue()
+
+
+def _srgb_profile() -> bytes:
+    from PIL import ImageCms
+
+    return ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()

@@ -399,3 +399,32 @@ def test_it_accepts_a_last_line_without_newline():
     data = tsv_text([MCQ_HEADER, mcq_row(1, b64(jpeg_bytes()))]).rstrip("\n").encode()
     rows, problems = read_bytes(data)
     assert problems == [] and rows[0].extra == {"category": "lesion"}
+
+
+TRICKY_LINES = [
+    "a\tb\t\n",
+    "\n",
+    '""\n',
+    '"a"\t"b"\n',
+    '"a\tb"\t"c"\r\n',
+    '"a""b"\t"c"\n',
+    'a\t"b"\n',
+    '"a"x\t"b"\n',
+    '"a"\t"b"x\n',
+    '"1"\t"line one\nline two"\n',
+    '"1"\t"ends with a quote"""\n',
+    '"x"\t""\t"y"\n',
+    "last line without newline",
+]
+
+
+@pytest.mark.parametrize("line", TRICKY_LINES)
+def test_the_fast_split_reads_every_line_as_the_csv_module_does(line):
+    import csv as csv_module
+
+    from annotations.formats.records import read_records
+
+    text = "h1\th2\n" + line
+    expected = [row for row in csv_module.reader(io.StringIO(text), delimiter="\t") if row]
+    got = [cells for _, cells in read_records(io.BytesIO(text.encode()))]
+    assert got == expected

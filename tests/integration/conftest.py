@@ -207,13 +207,16 @@ def _celery_app_on(url: str, options: dict):
 def _switch(app, url: str, options: dict) -> None:
     # Celery reads CELERY_BROKER_URL from the environment before its own setting; connections
     # and producers are pooled on first use: drop the pools so that the next task sent opens a
-    # connection to the new broker. Kombu keeps its pools in a registry by broker: a pool closed
-    # but left there would be handed back, closed, when a later test switches back.
-    from kombu import pools
-
+    # connection to the new broker.
     os.environ["CELERY_BROKER_URL"] = url
     app.conf.broker_url = url
     app.conf.broker_transport_options = options
+    # kombu keeps its pools in a registry by URL: a pool closed here would come back closed when
+    # the app returns to that URL, so the registry is emptied too.
+    from kombu import pools
+
     pools.reset()
     app._pool = None
     app.amqp._producer_pool = None
+    # The control mailbox (purge, inspect) caches its producer pool too: forget it likewise.
+    app.control.mailbox.__dict__.pop("producer_pool", None)

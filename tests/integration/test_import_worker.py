@@ -42,7 +42,8 @@ def test_a_worker_imports_a_benchmark_queued_through_redis(celery_worker_process
         lambda: Job.objects.filter(pk=job.pk, status__in=[JobStatus.DONE, JobStatus.FAILED]).first()
     )
     assert job.status == JobStatus.DONE, job.message
-    assert job.result == {"benchmark": "endo-pg", "items": 5}
+    assert (job.result["benchmark"], job.result["items"]) == ("endo-pg", 5)
+    assert job.result["warnings_total"] == 0
     assert Item.objects.filter(benchmark__name="endo-pg").count() == 5
 
 

@@ -1,0 +1,99 @@
+"""An import whose whole worker is killed mid-way is finished by a new worker, on both brokers,
+with every item, no orphan file, and the images other benchmarks share left alone."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from PIL import Image as PILImage
+
+from annotations.models import Benchmark, Image, Item, ItemImage, Job, JobStatus
+from annotations.services.images import IMPORTS_FOLDER
+from annotations.services.imports import benchmark_import
+from annotations.services.jobs import job_create
+from annotations.tasks.imports import benchmark_import_task
+from tests.core.test_import import ENDO_HEADER, endo_row
+from tests.formats.builders import b64, write_tsv
+from tests.integration.conftest import beat_args, wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+ROWS = 800
+
+
+def frame(number: int) -> bytes:
+    """A distinct noisy frame of about 150 KB, so that the import takes a few seconds."""
+    image = PILImage.effect_noise((360, 280), 60 + number % 30).convert("RGB")
+    image.putpixel((0, 0), (number % 256, number // 256 % 256, 7))
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=95)
+    return buffer.getvalue()
+
+
+def media_files(folder: str) -> set[str]:
+    root = Path(settings.MEDIA_ROOT)
+    return (
+        {str(path.relative_to(root)) for path in (root / folder).rglob("*") if path.is_file()}
+        if (root / folder).exists()
+        else set()
+    )
+
+
+def test_a_killed_import_is_finished_by_a_new_worker_without_orphans(
+    broker, celery_worker_process, tmp_path, settings
+):
+    settings.MEDIA_ROOT = tmp_path / "media"  # read by the workers started below
+    frames = [frame(number) for number in range(ROWS)]
+    # Another benchmark already holds the first frames: their files must survive the recovery.
+    shared = write_tsv(
+        tmp_path / "shared.tsv", [ENDO_HEADER, *(endo_row(n + 1, b64(frames[n])) for n in range(3))]
+    )
+    benchmark_import(path=shared, family="endobench", name="shared")
+    shared_files = media_files("images")
+    assert len(shared_files) == 3
+
+    folder = Path(settings.MEDIA_ROOT) / "uploads" / "killed"
+    folder.mkdir(parents=True)
+    upload = write_tsv(
+        folder / "upload.tsv",
+        [ENDO_HEADER, *(endo_row(n + 1, b64(data)) for n, data in enumerate(frames))],
+    )
+    job = job_create(
+        kind="import", params={"path": str(upload), "family": "endobench", "name": "big"}
+    )
+    staging = Path(settings.MEDIA_ROOT) / IMPORTS_FOLDER / f"job-{job.pk}-1"
+
+    first = celery_worker_process(env=broker.worker_env(recovery=True))
+    benchmark_import_task.delay(job.pk)
+    # Kill once the import is well under way: images staged, progress shown, nothing committed.
+    wait_for(lambda: len(list(staging.glob("*.jpg"))) >= 100, timeout=120, interval=0.02)
+    running = Job.objects.get(pk=job.pk)
+    first.kill()
+    assert running.status == JobStatus.RUNNING and running.result.get("stage") == "reading"
+    assert not Benchmark.objects.filter(name="big").exists()
+
+    celery_worker_process(*beat_args(tmp_path), env=broker.worker_env(recovery=True))
+    job = wait_for(
+        lambda: Job.objects.filter(
+            pk=job.pk, status__in=[JobStatus.DONE, JobStatus.FAILED]
+        ).first(),
+        timeout=240,
+    )
+
+    assert job.status == JobStatus.DONE, job.message
+    # The staged links and the upload go right after the commit that ended the job.
+    imports = Path(settings.MEDIA_ROOT) / IMPORTS_FOLDER
+    wait_for(lambda: not list(imports.glob(f"job-{job.pk}-*")) and not folder.exists(), timeout=60)
+    assert job.recoveries >= 1 and job.attempts >= 2
+    assert job.result["items"] == ROWS
+    assert Item.objects.filter(benchmark__name="big").count() == ROWS
+    assert ItemImage.objects.filter(item__benchmark__name="big").count() == ROWS
+    # Exactly one file per image row, the shared ones among them, and nothing staged left.
+    stored = {image.file.name for image in Image.objects.all()}
+    assert len(stored) == ROWS
+    assert media_files("images") == stored
+    assert shared_files <= stored
+    assert media_files(IMPORTS_FOLDER) == set()
