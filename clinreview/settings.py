@@ -263,6 +263,10 @@ JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 10)
 JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 60)
 JOB_RESEND_SECONDS = env_int("JOB_RESEND_SECONDS", 300)
 JOB_REAP_SECONDS = env_int("JOB_REAP_SECONDS", 30)
+# Degradation and triage jobs are split into chunks that any worker takes: about this many twins,
+# or images to hash, per chunk.
+JOB_DEGRADE_CHUNK = env_int("JOB_DEGRADE_CHUNK", 200)
+JOB_TRIAGE_CHUNK = env_int("JOB_TRIAGE_CHUNK", 2000)
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-jobs": {"task": "annotations.reap_stale_jobs", "schedule": JOB_REAP_SECONDS},
 }

@@ -366,6 +366,16 @@ def next_baseline_item(run: Run) -> Item | None:
     )
 
 
+def baseline_progress(run: Run) -> tuple[int, int]:
+    """(answered, total) over the session's still-reviewable items: an item rejected during the
+    session leaves both, so the session ends when each item still in it is answered."""
+    answered = Prediction.objects.filter(run=run).values("item_id")
+    counts = baseline_items(run).aggregate(
+        total=Count("pk"), answered=Count("pk", filter=Q(pk__in=answered))
+    )
+    return counts["answered"], counts["total"]
+
+
 def baseline_session(user, pk: int) -> Run:
     """A human-baseline run of `user`'s: another clinician's session does not exist for them
     (404), as an unknown one."""
