@@ -35,6 +35,9 @@ class TriagePageTests(TestCase):
         cls.people = make_personas()
         cls.benchmark, cls.items = broken_benchmark("triaged")
         benchmark_triage(benchmark=cls.benchmark)
+        # The sound item is disputed: the benchmark is in the adjudicator's scope.
+        cls.items[-1].status = ItemStatus.DISPUTED
+        cls.items[-1].save()
         cls.url = reverse("triage", args=[cls.benchmark.name])
 
     def login(self, who: str) -> None:
