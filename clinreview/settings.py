@@ -236,6 +236,8 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
         "processed_folder": str(CELERY_BROKER_DIR / "processed"),
         "store_processed": False,
+        # kombu's default is ./control, in whatever folder the process was started from.
+        "control_folder": str(CELERY_BROKER_DIR / "control"),
     }
 else:
     # Redis redelivers an unacknowledged task (a killed worker's) after this many seconds. A
@@ -244,7 +246,7 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600)
     }
-for _folder in ("queue", "processed") if CELERY_BROKER_URL.startswith("filesystem") else ():
+for _folder in ("queue", "processed", "control") if CELERY_BROKER_URL.startswith("filesystem") else ():
     # The file-system transport expects its folders to exist before the first message.
     (CELERY_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_IGNORE_RESULT = True
