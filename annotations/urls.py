@@ -8,6 +8,7 @@ from annotations.views import cases as case_views
 from annotations.views import core, imports, item_edit
 from annotations.views import grading as grading_views
 from annotations.views import human_baseline as baseline_views
+from annotations.views import jobs as job_views
 from annotations.views import pairs as pair_views
 from annotations.views import releases as release_views
 from annotations.views import review as review_views
@@ -19,7 +20,13 @@ urlpatterns = [
     path("", core.dashboard, name="dashboard"),
     path("benchmarks/import/", imports.benchmark_import_view, name="benchmark-import"),
     path("benchmarks/<slug:name>/", core.benchmark_detail, name="benchmark"),
+    path("jobs/", job_views.job_list, name="jobs"),
     path("jobs/<int:pk>/", imports.job_detail, name="job"),
+    path(
+        "jobs/<str:source>/<int:pk>/retry/",
+        job_views.background_retry_view,
+        name="background-retry",
+    ),
     path("items/<int:pk>/", core.item_detail, name="item"),
     path("items/<int:pk>/edit/", item_edit.item_edit_view, name="item-edit"),
     path("images/<str:sha256>", core.image_file, name="image"),

@@ -239,6 +239,8 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         # An idle worker looks in the folder this often (kombu's default is 1 s): a run's chunks
         # are tasks of a second or two each, and each would wait half a second for its message.
         "polling_interval": 0.1,
+        # kombu's default is ./control, in whatever folder the process was started from.
+        "control_folder": str(CELERY_BROKER_DIR / "control"),
     }
 else:
     # Redis redelivers an unacknowledged task (a killed worker's) after this many seconds. A
@@ -247,7 +249,9 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600)
     }
-for _folder in ("queue", "processed") if CELERY_BROKER_URL.startswith("filesystem") else ():
+for _folder in (
+    ("queue", "processed", "control") if CELERY_BROKER_URL.startswith("filesystem") else ()
+):
     # The file-system transport expects its folders to exist before the first message.
     (CELERY_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_IGNORE_RESULT = True
@@ -266,6 +270,10 @@ JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 10)
 JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 60)
 JOB_RESEND_SECONDS = env_int("JOB_RESEND_SECONDS", 300)
 JOB_REAP_SECONDS = env_int("JOB_REAP_SECONDS", 30)
+# Degradation and triage jobs are split into chunks that any worker takes: about this many twins,
+# or images to hash, per chunk.
+JOB_DEGRADE_CHUNK = env_int("JOB_DEGRADE_CHUNK", 200)
+JOB_TRIAGE_CHUNK = env_int("JOB_TRIAGE_CHUNK", 2000)
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-jobs": {"task": "annotations.reap_stale_jobs", "schedule": JOB_REAP_SECONDS},
 }

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.access import ROLES, HasRole
-from annotations.models import Box, BoxLabel, Image, Volume
+from annotations.models import Box, BoxLabel
 from annotations.selectors import cases as selectors
+from annotations.selectors import visibility
 from annotations.services import boxes as box_services
 from annotations.services.boxes import CT_LABELS
 
@@ -68,12 +67,13 @@ class VolumeDetailApi(APIView):
 
     @extend_schema(responses=VolumeOutputSerializer)
     def get(self, request, pk: int):
-        volume = get_object_or_404(Volume, pk=pk)
+        volume = visibility.get_volume_for_user_or_404(request.user, pk)
         return Response(VolumeOutputSerializer(volume).data)
 
 
 class CaseDetailApi(APIView):
-    """A case (by its numeric id): stage, reports, indicators, volumes and questions."""
+    """A case (by its numeric id): stage, reports, indicators, volumes and questions (their
+    answers are null while my human-baseline session on the benchmark is open)."""
 
     permission_classes = ANY_ROLE
 
@@ -92,10 +92,14 @@ class CaseDetailApi(APIView):
         source_index = serializers.IntegerField()
         question = serializers.CharField()
         options = serializers.ListField(child=serializers.CharField(allow_blank=True))
-        answer = serializers.CharField()
+        answer = serializers.SerializerMethodField()
         task = serializers.CharField()
         status = serializers.CharField()
         version = serializers.IntegerField()
+
+        @extend_schema_field(serializers.CharField(allow_null=True))
+        def get_answer(self, item) -> str | None:
+            return None if self.context.get("gold_hidden") else item.answer
 
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
@@ -116,13 +120,12 @@ class CaseDetailApi(APIView):
             return VolumeOutputSerializer(volumes, many=True).data
 
         def get_items(self, case) -> list[dict]:
-            return CaseDetailApi.ItemSerializer(case.items.all(), many=True).data
+            context = {"gold_hidden": case.gold_hidden}
+            return CaseDetailApi.ItemSerializer(case.items.all(), many=True, context=context).data
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, pk: int):
-        case = selectors.case_for_api(pk)
-        if case is None:
-            raise NotFound
+        case = selectors.case_for_api(request.user, pk)
         return Response(self.OutputSerializer(case).data)
 
 
@@ -138,13 +141,13 @@ class VolumeBoxesApi(APIView):
 
     @extend_schema(responses=BoxOutputSerializer(many=True))
     def get(self, request, pk: int):
-        volume = get_object_or_404(Volume, pk=pk)
+        volume = visibility.get_volume_for_user_or_404(request.user, pk)
         return Response(BoxOutputSerializer(selectors.volume_boxes(volume), many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: BoxOutputSerializer})
     def post(self, request, pk: int):
         data = self._validated(request)
-        volume = get_object_or_404(Volume, pk=pk)
+        volume = visibility.get_volume_for_user_or_404(request.user, pk)
         box = box_services.box_create_3d(
             volume=volume, label=data["label"], voxel=data["voxel"], user=request.user
         )
@@ -167,14 +170,14 @@ class ImageBoxesApi(APIView):
 
     @extend_schema(responses=BoxOutputSerializer(many=True))
     def get(self, request, sha256: str):
-        image = get_object_or_404(Image, sha256=sha256)
+        image = visibility.get_image_for_user_or_404(request.user, sha256)
         return Response(BoxOutputSerializer(selectors.image_boxes(image), many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: BoxOutputSerializer})
     def post(self, request, sha256: str):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        image = get_object_or_404(Image, sha256=sha256)
+        image = visibility.get_image_for_user_or_404(request.user, sha256)
         box = box_services.box_create_2d(
             image=image,
             label=serializer.validated_data["label"],
@@ -184,8 +187,9 @@ class ImageBoxesApi(APIView):
         return Response(BoxOutputSerializer(box).data, status=status.HTTP_201_CREATED)
 
 
-def _box_or_404(pk: int) -> Box:
-    return get_object_or_404(Box.objects.select_related("volume", "image", "author"), pk=pk)
+def _box_or_404(user, pk: int) -> Box:
+    boxes = Box.objects.select_related("volume", "image", "author")
+    return visibility.get_box_for_user_or_404(user, pk, boxes)
 
 
 class BoxUpdateApi(APIView):
@@ -207,7 +211,7 @@ class BoxUpdateApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         box = box_services.box_update(
-            box=_box_or_404(pk), user=request.user, **serializer.validated_data
+            box=_box_or_404(request.user, pk), user=request.user, **serializer.validated_data
         )
         return Response(BoxOutputSerializer(box).data)
 
@@ -228,7 +232,7 @@ class BoxReviewApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         box = box_services.box_review(
-            box=_box_or_404(pk), user=request.user, **serializer.validated_data
+            box=_box_or_404(request.user, pk), user=request.user, **serializer.validated_data
         )
         return Response(BoxOutputSerializer(box).data)
 
@@ -245,6 +249,10 @@ class BoxCopyApi(APIView):
     def post(self, request, pk: int):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        target = get_object_or_404(Volume, pk=serializer.validated_data["volume"])
-        box = box_services.box_copy_to_phase(box=_box_or_404(pk), volume=target, user=request.user)
+        target = visibility.get_volume_for_user_or_404(
+            request.user, serializer.validated_data["volume"]
+        )
+        box = box_services.box_copy_to_phase(
+            box=_box_or_404(request.user, pk), volume=target, user=request.user
+        )
         return Response(BoxOutputSerializer(box).data, status=status.HTTP_201_CREATED)

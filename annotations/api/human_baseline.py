@@ -20,6 +20,7 @@ from annotations.services.human_baseline import (
     human_answer_submit,
     human_baseline_open,
     human_baseline_reassign,
+    human_baseline_settle,
 )
 
 CLINICIANS = [HasRole.of(REVIEWER, ADJUDICATOR)]
@@ -119,7 +120,8 @@ class BaselineNextApi(APIView):
         responses={200: OutputSerializer, 204: OpenApiResponse(description="All answered")}
     )
     def get(self, request, pk: int):
-        item = selectors.next_baseline_item(selectors.baseline_session(request.user, pk))
+        run = human_baseline_settle(run=selectors.baseline_session(request.user, pk))
+        item = selectors.next_baseline_item(run)
         if item is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(self.OutputSerializer(item).data)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
@@ -10,8 +9,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.access import CURATOR, HasRole
-from annotations.models import Benchmark
+from annotations.models import Benchmark, Release
 from annotations.selectors import releases as selectors
+from annotations.selectors import visibility
 from annotations.services.releases import FILTER_FIELDS, release_selection, release_start
 
 
@@ -54,11 +54,11 @@ class ReleaseListApi(APIView):
     )
     def get(self, request):
         name = request.query_params.get("benchmark")
-        benchmark = get_object_or_404(Benchmark, name=name) if name else None
+        user = request.user
+        benchmark = visibility.get_benchmark_for_user_or_404(user, name) if name else None
+        releases = visibility.in_scope(selectors.release_list(benchmark=benchmark), user)
         paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(
-            selectors.release_list(benchmark=benchmark), request, view=self
-        )
+        page = paginator.paginate_queryset(releases, request, view=self)
         return paginator.get_paginated_response(ReleaseOutputSerializer(page, many=True).data)
 
 
@@ -107,7 +107,6 @@ class ReleaseDetailApi(APIView):
 
     @extend_schema(responses=ReleaseDetailOutputSerializer)
     def get(self, request, pk: int):
-        release = selectors.release_get(pk)
-        if release is None:
-            return Response({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
+        releases = Release.objects.select_related("benchmark", "created_by")
+        release = visibility.get_release_for_user_or_404(request.user, pk, releases)
         return Response(ReleaseDetailOutputSerializer(release).data)

@@ -8,16 +8,17 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
+    extend_schema_field,
     inline_serializer,
 )
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, ROLES, HasRole
 from annotations.models import AdjudicationChoice, Benchmark, Item, RejectReason, Verdict
 from annotations.selectors import review as selectors
+from annotations.selectors import visibility
 from annotations.services import review as services
 from annotations.services.agreement import benchmark_agreement, finite
 from annotations.services.review_changes import review_change, review_withdraw
@@ -46,11 +47,19 @@ class ItemOutput(serializers.Serializer):
     question = serializers.CharField()
     hint = serializers.CharField()
     options = serializers.ListField(child=serializers.CharField(allow_blank=True))
-    answer = serializers.CharField()
+    answer = serializers.SerializerMethodField()
     taxonomy = serializers.SerializerMethodField()
     status = serializers.CharField()
     version = serializers.IntegerField()
     images = serializers.SerializerMethodField()
+
+    @extend_schema_field(
+        serializers.CharField(
+            allow_null=True, help_text="null while my human-baseline session on it is open"
+        )
+    )
+    def get_answer(self, item: Item) -> str | None:
+        return None if item.gold_hidden else item.answer
 
     def get_taxonomy(self, item: Item) -> dict[str, str]:
         return item.taxonomy()
@@ -59,9 +68,11 @@ class ItemOutput(serializers.Serializer):
         return [reverse("image", args=[link.image.sha256]) for link in item.item_images.all()]
 
 
-def _item(pk: int) -> Item:
+def _item(user, pk: int) -> Item:
+    """The item in `user`'s scope (404 otherwise), annotated with `gold_hidden`."""
     queryset = Item.objects.select_related("benchmark").prefetch_related(selectors.IMAGES)
-    return get_object_or_404(queryset, pk=pk)
+    queryset = visibility.with_gold_hidden(queryset, user, benchmark_path="benchmark")
+    return visibility.get_item_for_user_or_404(user, pk, queryset)
 
 
 class QueueNextApi(APIView):
@@ -74,12 +85,13 @@ class QueueNextApi(APIView):
         assignment = selectors.queue_next(request.user)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(ItemOutput(_item(assignment.item_id)).data)
+        return Response(ItemOutput(_item(request.user, assignment.item_id)).data)
 
 
 class ItemDetailApi(APIView):
-    """GET: an item's content, status and version (never its reviews). PATCH (curators): a
-    direct correction of the version you saw, saved as a new revision; 409 if it changed."""
+    """GET: an item's content, status and version (never its reviews; its answer is null while
+    my human-baseline session on its benchmark is open). PATCH (curators): a direct correction
+    of the version you saw, saved as a new revision; 409 if it changed."""
 
     class InputSerializer(serializers.Serializer):
         version = serializers.IntegerField(min_value=1)
@@ -92,14 +104,14 @@ class ItemDetailApi(APIView):
 
     @extend_schema(responses=ItemOutput)
     def get(self, request, pk: int):
-        return Response(ItemOutput(_item(pk)).data)
+        return Response(ItemOutput(_item(request.user, pk)).data)
 
     @extend_schema(request=InputSerializer, responses={200: ItemOutput, 400: ERROR, 409: ERROR})
     def patch(self, request, pk: int):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        services.item_edit(item=_item(pk), user=request.user, **data.validated_data)
-        return Response(ItemOutput(_item(pk)).data)
+        services.item_edit(item=_item(request.user, pk), user=request.user, **data.validated_data)
+        return Response(ItemOutput(_item(request.user, pk)).data)
 
 
 class ReviewOutput(serializers.Serializer):
@@ -115,8 +127,9 @@ class ReviewOutput(serializers.Serializer):
 
 
 class ItemReviewsApi(APIView):
-    """GET: the item's reviews (adjudicators, curators, or its reviewers once all reviews are in).
-    POST: my review of the item version I saw."""
+    """GET: the item's reviews, to whom they are visible (selectors.visibility: never while I
+    review the item; adjudicators who did not review it, curators, or its reviewers once all
+    reviews are in). POST: my review of the item version I saw."""
 
     class InputSerializer(serializers.Serializer):
         verdict = serializers.ChoiceField(choices=Verdict.choices)
@@ -140,9 +153,11 @@ class ItemReviewsApi(APIView):
 
     @extend_schema(responses={200: ReviewOutput(many=True), 403: ERROR})
     def get(self, request, pk: int):
-        item = get_object_or_404(Item, pk=pk)
-        if not selectors.reviews_visible(request.user, item):
-            raise PermissionDenied("Reviews stay hidden until every review of this item is in.")
+        items = visibility.with_gold_hidden(
+            Item.objects.all(), request.user, benchmark_path="benchmark"
+        )
+        item = visibility.get_item_for_user_or_404(request.user, pk, items)
+        visibility.check_reviews_visible(request.user, item)
         return Response(ReviewOutput(selectors.item_reviews(item), many=True).data)
 
     @extend_schema(
@@ -152,7 +167,9 @@ class ItemReviewsApi(APIView):
     def post(self, request, pk: int):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        item = get_object_or_404(Item.objects.select_related("benchmark"), pk=pk)
+        item = visibility.get_item_for_user_or_404(
+            request.user, pk, Item.objects.select_related("benchmark")
+        )
         outcome = services.review_submit(item=item, reviewer=request.user, **data.validated_data)
         body = {
             "id": outcome.review.pk,
@@ -176,7 +193,9 @@ class ItemReviewMineApi(APIView):
     def put(self, request, pk: int):
         data = ItemReviewsApi.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        item = get_object_or_404(Item.objects.select_related("benchmark"), pk=pk)
+        item = visibility.get_item_for_user_or_404(
+            request.user, pk, Item.objects.select_related("benchmark")
+        )
         outcome = review_change(item=item, reviewer=request.user, **data.validated_data)
         body = {
             "id": outcome.review.pk,
@@ -194,7 +213,7 @@ class ItemReviewMineApi(APIView):
         version = serializers.IntegerField(min_value=1).run_validation(
             request.query_params.get("version")
         )
-        item = get_object_or_404(Item, pk=pk)
+        item = visibility.get_item_for_user_or_404(request.user, pk)
         review_withdraw(item=item, reviewer=request.user, version=version)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -226,7 +245,9 @@ class ItemAdjudicationApi(APIView):
     def post(self, request, pk: int):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        item = get_object_or_404(Item.objects.select_related("benchmark"), pk=pk)
+        item = visibility.get_item_for_user_or_404(
+            request.user, pk, Item.objects.select_related("benchmark")
+        )
         adjudication = services.item_adjudicate(
             item=item, adjudicator=request.user, **data.validated_data
         )
@@ -292,8 +313,9 @@ class BenchmarkAgreementApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, name: str):
-        benchmark = get_object_or_404(Benchmark, name=name)
-        report = benchmark_agreement(benchmark=benchmark)
+        benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
+        visibility.check_gold_visible(request.user, benchmark.pk)
+        report = benchmark_agreement(benchmark=benchmark, viewer=request.user)
         body = {
             "benchmark": report.benchmark,
             "overall": _stats(report.overall),

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from annotations.access import CURATOR, HasRole
 from annotations.models import Benchmark, ModelEndpoint
 from annotations.selectors import runs as run_selectors
+from annotations.selectors import visibility
 from annotations.services import runs as run_services
 from annotations.services.errors import DomainError
 
@@ -81,7 +82,7 @@ class RunListCreateApi(ListAPIView):
 
     def get_queryset(self):
         benchmark = self.request.query_params.get("benchmark")
-        runs = run_selectors.run_list()
+        runs = visibility.in_scope(run_selectors.run_list(), self.request.user)
         return runs.filter(benchmark__name=benchmark) if benchmark else runs
 
     @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer})
@@ -119,7 +120,8 @@ class RunDetailApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, pk: int):
-        run = get_object_or_404(run_selectors.run_list(), pk=pk)
+        run = visibility.get_run_for_user_or_404(request.user, pk, run_selectors.run_list())
+        visibility.check_gold_visible(request.user, run.benchmark_id)
         return Response(self.OutputSerializer(run).data)
 
 
@@ -164,6 +166,7 @@ class BenchmarkLeaderboardApi(APIView):
 
     @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request, name: str):
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
+        visibility.check_gold_visible(request.user, benchmark.pk)
         board = run_selectors.leaderboard(benchmark=benchmark)
         return Response(self.OutputSerializer(board.rows, many=True).data)

@@ -14,6 +14,7 @@ from annotations.access import ADJUDICATOR, CURATOR, HasRole
 from annotations.labels import TRIAGE_REASON_LABELS
 from annotations.models import Benchmark
 from annotations.selectors import triage as selectors
+from annotations.selectors import visibility
 from annotations.services.triage import triage_schedule
 
 
@@ -44,11 +45,19 @@ class BenchmarkTriageApi(ListAPIView):
     serializer_class = OutputSerializer
 
     def get_queryset(self):
-        benchmark = get_object_or_404(Benchmark, name=self.kwargs["name"])
+        user = self.request.user
+        benchmark = visibility.get_benchmark_for_user_or_404(user, self.kwargs["name"])
+        # The evidence names the gold answer and the models' hits.
+        visibility.check_gold_visible(user, benchmark.pk)
         params = self.request.query_params
         return selectors.suspicion_list(
-            benchmark, code=params.get("reason", ""), sort=params.get("sort", "score")
+            benchmark, code=params.get("reason", ""), sort=params.get("sort", "score"), viewer=user
         )
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        visibility.redact_review_reasons(page)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     @extend_schema(
         parameters=[

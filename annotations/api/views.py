@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations import selectors
+from annotations.access import ROLES, HasRole
 from annotations.services.accounts import api_token_create, api_tokens_revoke
 
 
@@ -56,6 +57,10 @@ class TokenRevokeApi(APIView):
 
 
 class BenchmarkListApi(APIView):
+    """The benchmarks in my scope with their item counts by status."""
+
+    permission_classes = [HasRole.of(*ROLES)]
+
     class OutputSerializer(serializers.Serializer):
         name = serializers.CharField()
         family = serializers.CharField()
@@ -71,6 +76,6 @@ class BenchmarkListApi(APIView):
                 "total": s.total,
                 "counts": s.counts,
             }
-            for s in selectors.benchmark_summaries()
+            for s in selectors.benchmark_summaries(request.user)
         ]
         return Response(self.OutputSerializer(rows, many=True).data)

@@ -10,7 +10,7 @@ from .item import (
     RevisionReason,
     Severity,
 )
-from .jobs import Job, JobStatus, Suspicion, UserProfile
+from .jobs import Job, JobChunk, JobStatus, Suspicion, UserProfile
 from .release import Release, ReleaseItem, ReleaseStatus
 from .review import (
     Adjudication,
@@ -58,6 +58,7 @@ __all__ = [
     "Indicator",
     "Item",
     "Job",
+    "JobChunk",
     "JobStatus",
     "ItemImage",
     "ItemRevision",

@@ -105,6 +105,17 @@ class Item(models.Model):
             models.UniqueConstraint(
                 fields=["benchmark", "source_index"], name="item_unique_index_per_benchmark"
             ),
+            # A degraded twin made by our engine exists once: two jobs racing cannot both make it.
+            models.UniqueConstraint(
+                fields=[
+                    "clean_twin",
+                    "degradation_type",
+                    "degradation_severity",
+                    "degradation_seed",
+                ],
+                condition=models.Q(clean_twin__isnull=False, degradation_seed__isnull=False),
+                name="item_degraded_twin_once",
+            ),
         ]
         indexes = [models.Index(fields=["benchmark", "status"], name="item_benchmark_status")]
 

@@ -61,6 +61,33 @@ class Job(Leased):
         return 100.0 * self.done / self.total if self.total else 0.0
 
 
+class JobChunk(Leased):
+    """One share of a job that any worker may take: a range of a degradation job's twins, or of
+    the images whose hashes a triage needs. What it covers is fixed when the job is planned."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField()
+    status = models.CharField(
+        max_length=20, choices=JobStatus.choices, default=JobStatus.QUEUED, db_index=True
+    )
+    params = models.JSONField(default=dict, blank=True)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "number"], name="job_chunk_once"),
+        ]
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.done / self.total if self.total else 0.0
+
+
 class Suspicion(models.Model):
     """How likely an item is to be wrong, and why (triage)."""
 

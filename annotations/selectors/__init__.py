@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count
 
 from annotations.models import Benchmark, Item, ItemStatus
+from annotations.selectors.visibility import in_scope
 
 
 @dataclass
@@ -33,11 +34,13 @@ class BenchmarkSummary:
         ]
 
 
-def benchmark_summaries() -> list[BenchmarkSummary]:
-    """Every benchmark with its item counts by status, in two queries whatever the size."""
-    benchmarks = list(Benchmark.objects.order_by("name"))
+def benchmark_summaries(user) -> list[BenchmarkSummary]:
+    """The benchmarks in `user`'s scope with their item counts by status, in two queries
+    whatever the size."""
+    benchmarks = list(in_scope(Benchmark.objects.all(), user, benchmark_path="pk").order_by("name"))
     counts: dict[int, dict[str, int]] = defaultdict(dict)
-    for row in Item.objects.values("benchmark_id", "status").annotate(n=Count("id")).order_by():
+    items = in_scope(Item.objects.all(), user)
+    for row in items.values("benchmark_id", "status").annotate(n=Count("id")).order_by():
         counts[row["benchmark_id"]][row["status"]] = row["n"]
     return [BenchmarkSummary(b, counts.get(b.id, {})) for b in benchmarks]
 

@@ -13,6 +13,7 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 
 from annotations.imaging import ct
 from annotations.models import Box, BoxState, Case, Family, Item, Volume
+from annotations.selectors import visibility
 
 PHASE_ORDER = ("non_contrast", "arterial", "venous", "delayed")
 _OPEN_CACHES = 16
@@ -64,9 +65,10 @@ def phase_sorted(volumes) -> list[Volume]:
     return sorted(volumes, key=lambda v: PHASE_ORDER.index(v.phase))
 
 
-def gastricx_cases(benchmark=None) -> QuerySet[Case]:
-    """Cases with their counts of volumes, questions, curated questions and boxes (one query)."""
-    cases = Case.objects.filter(benchmark__family=Family.GASTRICX)
+def gastricx_cases(user, benchmark=None) -> QuerySet[Case]:
+    """Cases in `user`'s scope with their counts of volumes, questions, curated questions and
+    boxes (one query)."""
+    cases = visibility.in_scope(Case.objects.filter(benchmark__family=Family.GASTRICX), user)
     if benchmark is not None:
         cases = cases.filter(benchmark=benchmark)
     return (
@@ -107,17 +109,16 @@ def case_page(case: Case) -> CasePage:
     return CasePage(case=case, volumes=volumes, items=items)
 
 
-def case_for_api(pk: int) -> Case | None:
-    return (
-        Case.objects.select_related("benchmark", "endoscopy_image")
-        .prefetch_related(
-            "indicators",
-            "volumes",
-            Prefetch("items", queryset=Item.objects.order_by("source_index")),
-        )
-        .filter(pk=pk)
-        .first()
+def case_for_api(user, pk: int) -> Case:
+    """The case with everything the API shows, annotated with `gold_hidden`; 404 outside
+    `user`'s scope."""
+    cases = Case.objects.select_related("benchmark", "endoscopy_image").prefetch_related(
+        "indicators",
+        "volumes",
+        Prefetch("items", queryset=Item.objects.order_by("source_index")),
     )
+    cases = visibility.with_gold_hidden(cases, user, benchmark_path="benchmark")
+    return visibility.get_case_for_user_or_404(user, pk, cases)
 
 
 def volume_boxes(volume: Volume) -> QuerySet[Box]:

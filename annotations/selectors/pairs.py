@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch, Q
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
@@ -23,6 +24,7 @@ from annotations.models import (
     Severity,
 )
 from annotations.scoring.accuracy import Score
+from annotations.selectors import visibility
 from annotations.selectors.review import Progress, next_in_queue, open_assignments
 from annotations.services.degrade import clean_items
 
@@ -55,9 +57,13 @@ class PairPage:
 
 
 def pair_page(user, pk: int) -> PairPage:
-    """A degraded twin assigned to `user`, with both images and the user's own review; else 404."""
+    """A degraded twin assigned to `user`, with both images and the user's own review; else 404.
+    403 while the user answers a human baseline of its benchmark (the page shows the gold)."""
+    rows = visibility.with_gold_hidden(
+        Assignment.objects.all(), user, benchmark_path="item__benchmark"
+    )
     assignment = get_object_or_404(
-        Assignment.objects.select_related("item__benchmark", "item__clean_twin").prefetch_related(
+        rows.select_related("item__benchmark", "item__clean_twin").prefetch_related(
             Prefetch("item__item_images", queryset=ItemImage.objects.select_related("image")),
             Prefetch(
                 "item__clean_twin__item_images", queryset=ItemImage.objects.select_related("image")
@@ -72,6 +78,8 @@ def pair_page(user, pk: int) -> PairPage:
         reviewer=user,
         item__clean_twin__isnull=False,
     )
+    if assignment.gold_hidden:
+        raise PermissionDenied(_("Review this pair once your human-baseline session is over."))
     item = assignment.item
     return PairPage(
         item=item,
@@ -108,10 +116,11 @@ def degrade_overview(benchmark: Benchmark) -> DegradeOverview:
     )
 
 
-def pair_benchmarks() -> list[tuple[Benchmark, int, int]]:
-    """Benchmarks with a modality on some item: (benchmark, items, degraded twins)."""
+def pair_benchmarks(user) -> list[tuple[Benchmark, int, int]]:
+    """Benchmarks in `user`'s scope with a modality on some item: (benchmark, items, degraded
+    twins)."""
     rows = (
-        Item.objects.exclude(modality="")
+        visibility.in_scope(Item.objects.exclude(modality=""), user)
         .values("benchmark_id")
         .annotate(n=Count("id"), twins=Count("id", filter=Q(clean_twin__isnull=False)))
         .order_by()
@@ -121,9 +130,12 @@ def pair_benchmarks() -> list[tuple[Benchmark, int, int]]:
     return [(b, *counts[b.pk]) for b in benchmarks]
 
 
-def blinded_pair_benchmarks() -> list[str]:
-    """Names of the benchmarks whose curator blinded every pair review."""
-    return list(Benchmark.objects.filter(pairs_blinded=True).values_list("name", flat=True))
+def blinded_pair_benchmarks(user) -> list[str]:
+    """Names of the benchmarks in `user`'s scope whose curator blinded every pair review."""
+    blinded = Benchmark.objects.filter(pairs_blinded=True)
+    return list(
+        visibility.in_scope(blinded, user, benchmark_path="pk").values_list("name", flat=True)
+    )
 
 
 # --- robustness ----------------------------------------------------------------------------

@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 
-from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, has_role
+from annotations.access import ADJUDICATOR, REVIEWER
 from annotations.models import (
     TAXONOMY_FIELDS,
     Adjudication,
@@ -29,7 +31,11 @@ from annotations.models import (
     ReviewChange,
     Run,
 )
+from annotations.selectors import visibility
 from annotations.selectors.triage import order_queue_by_suspicion, suspicion_priority
+from annotations.selectors.visibility import reviews_visible
+
+__all__ = ["reviews_visible"]  # the blinding rule lives in selectors.visibility
 
 IMAGES = Prefetch("item_images", queryset=ItemImage.objects.select_related("image"))
 
@@ -45,10 +51,12 @@ class Progress:
 
 
 def open_assignments(user) -> QuerySet:
-    """The reviewer's assignments still to do."""
-    return Assignment.objects.filter(
+    """The reviewer's assignments still to do. Items of a benchmark whose human baseline the
+    reviewer is answering wait until the session ends (reviewing shows the gold answer)."""
+    rows = Assignment.objects.filter(
         reviewer=user, completed_at__isnull=True, item__status=ItemStatus.IN_REVIEW
     )
+    return visibility.without_gold_hidden(rows, user, benchmark_path="item__benchmark")
 
 
 def next_in_queue(open_rows: QuerySet, *, after: int | None = None) -> Assignment | None:
@@ -94,7 +102,8 @@ class ReviewPage:
 
 
 def review_page(user, pk: int) -> ReviewPage:
-    """An item assigned to `user`, with its images and the user's own review: 404 otherwise.
+    """An item assigned to `user`, with its images and the user's own review: 404 otherwise;
+    403 while the user answers a human baseline of its benchmark (the page shows the gold).
 
     Only the viewer's own review is loaded, never another reviewer's (blinding): whether any
     other review of this version is in comes as one boolean, in the same query.
@@ -102,8 +111,11 @@ def review_page(user, pk: int) -> ReviewPage:
     others_in = Review.objects.filter(
         item=OuterRef("item_id"), item_version=OuterRef("item__version")
     ).exclude(reviewer=user)
+    rows = visibility.with_gold_hidden(
+        Assignment.objects.all(), user, benchmark_path="item__benchmark"
+    )
     assignment = get_object_or_404(
-        Assignment.objects.select_related("item__benchmark")
+        rows.select_related("item__benchmark")
         .annotate(others_in=Exists(others_in))
         .prefetch_related(
             Prefetch("item__item_images", queryset=ItemImage.objects.select_related("image")),
@@ -116,6 +128,8 @@ def review_page(user, pk: int) -> ReviewPage:
         item_id=pk,
         reviewer=user,
     )
+    if assignment.gold_hidden:
+        raise PermissionDenied(_("Review this item once your human-baseline session is over."))
     item = assignment.item
     own = item.own_reviews[0] if item.own_reviews else None
     can_change = (
@@ -133,33 +147,22 @@ def review_page(user, pk: int) -> ReviewPage:
     )
 
 
-def reviews_visible(user, item: Item) -> bool:
-    """Blinding: adjudicators and curators see reviews; a reviewer only once all are in."""
-    if has_role(user, ADJUDICATOR, CURATOR):
-        return True
-    if not has_role(user, REVIEWER):
-        return False
-    mine = open_ = 0
-    for reviewer_id, completed_at in Assignment.objects.filter(item=item).values_list(
-        "reviewer_id", "completed_at"
-    ):
-        mine += reviewer_id == user.pk
-        open_ += completed_at is None
-    return bool(mine) and not open_
-
-
-def item_reviews(item: Item) -> list[Review]:
-    """The item's reviews, oldest first, with reviewer and slot (A/B order per version)."""
-    slots = dict(Assignment.objects.filter(item=item).values_list("reviewer_id", "slot"))
+def item_reviews(item: Item, *, slots: dict[int, int] | None = None) -> list[Review]:
+    """The item's reviews, oldest first, with reviewer and slot (A/B order per version);
+    `slots` (reviewer id → slot) when the caller has read them."""
+    if slots is None:
+        slots = dict(Assignment.objects.filter(item=item).values_list("reviewer_id", "slot"))
     reviews = list(Review.objects.filter(item=item).select_related("reviewer"))
     for review in reviews:
         review.slot = slots.get(review.reviewer_id)
     return sorted(reviews, key=lambda r: (r.item_version, r.slot or 99, r.pk))
 
 
-def _disputed() -> QuerySet:
+def _disputed(user) -> QuerySet:
+    """Disputed items in `user`'s scope that they may see unblinded (selectors.visibility)."""
+    disputed = visibility.in_scope(Item.objects.filter(status=ItemStatus.DISPUTED), user)
     return (
-        Item.objects.filter(status=ItemStatus.DISPUTED)
+        disputed.exclude(visibility.items_blinded_for(user))
         .select_related("benchmark")
         .order_by("updated_at", "id")
     )
@@ -171,12 +174,13 @@ def _reviewed_by(user) -> Exists:
 
 def adjudication_queue(user) -> QuerySet:
     """Disputed items `user` may settle (never one they reviewed), oldest dispute first."""
-    return _disputed().exclude(_reviewed_by(user))
+    return _disputed(user).exclude(_reviewed_by(user))
 
 
 def adjudication_overview(user) -> QuerySet:
-    """Every disputed item, each with `reviewed_by_me`: those another adjudicator must settle."""
-    return _disputed().annotate(reviewed_by_me=_reviewed_by(user))
+    """Every disputed item `user` may see, each with `reviewed_by_me`: those another
+    adjudicator must settle."""
+    return _disputed(user).annotate(reviewed_by_me=_reviewed_by(user))
 
 
 def review_may_change(user, item: Item) -> bool:
@@ -201,15 +205,22 @@ class AdjudicationPage:
 
 
 def adjudication_page(user, pk: int) -> AdjudicationPage:
+    """A disputed item with its two reviews: 404 outside `user`'s scope, 403 while the item's
+    reviews are hidden from them (blinding)."""
     # A degraded twin is adjudicated beside its clean image, as it was reviewed.
-    item = get_object_or_404(
-        Item.objects.select_related("benchmark", "clean_twin").prefetch_related(
-            IMAGES,
-            Prefetch("clean_twin__item_images", queryset=ItemImage.objects.select_related("image")),
-        ),
-        pk=pk,
+    items = Item.objects.select_related("benchmark", "clean_twin").prefetch_related(
+        IMAGES,
+        Prefetch("clean_twin__item_images", queryset=ItemImage.objects.select_related("image")),
     )
-    current = [r for r in item_reviews(item) if r.item_version == item.version]
+    items = visibility.with_gold_hidden(items, user, benchmark_path="benchmark")
+    item = visibility.get_item_for_user_or_404(user, pk, items)
+    rows = list(
+        Assignment.objects.filter(item=item).values_list("reviewer_id", "slot", "completed_at")
+    )
+    assignments = [(reviewer, completed_at) for reviewer, _slot, completed_at in rows]
+    visibility.check_reviews_visible(user, item, assignments=assignments)
+    slots = {reviewer: slot for reviewer, slot, _completed_at in rows}
+    current = [r for r in item_reviews(item, slots=slots) if r.item_version == item.version]
     remaining = adjudication_queue(user).count()
     return AdjudicationPage(
         item=item,
@@ -270,9 +281,13 @@ class ReviewLabel:
     taxonomy: dict[str, str]
 
 
-def agreement_labels(benchmark: Benchmark) -> list[ReviewLabel]:
-    """Every review verdict of the benchmark with its item's taxonomy, in one query."""
-    rows = Review.objects.filter(item__benchmark=benchmark).values_list(
+def agreement_labels(benchmark: Benchmark, *, viewer=None) -> list[ReviewLabel]:
+    """Every review verdict of the benchmark with its item's taxonomy, in one query; without
+    the items `viewer` may only see blinded (they are reviewing them)."""
+    reviews = Review.objects.filter(item__benchmark=benchmark)
+    if viewer is not None:
+        reviews = reviews.exclude(visibility.items_blinded_for(viewer, item_path="item"))
+    rows = reviews.values_list(
         "item_id",
         "item_version",
         "reviewer__username",
@@ -349,6 +364,16 @@ def next_baseline_item(run: Run) -> Item | None:
         .prefetch_related(IMAGES)
         .first()
     )
+
+
+def baseline_progress(run: Run) -> tuple[int, int]:
+    """(answered, total) over the session's still-reviewable items: an item rejected during the
+    session leaves both, so the session ends when each item still in it is answered."""
+    answered = Prediction.objects.filter(run=run).values("item_id")
+    counts = baseline_items(run).aggregate(
+        total=Count("pk"), answered=Count("pk", filter=Q(pk__in=answered))
+    )
+    return counts["answered"], counts["total"]
 
 
 def baseline_session(user, pk: int) -> Run:

@@ -31,6 +31,7 @@ from annotations.scoring import (
     weighted_kappa,
     win_rate_matrix,
 )
+from annotations.selectors.visibility import in_scope
 
 # Every field a run can be filtered on and its accuracy broken down by.
 SUMMARY_FIELDS = (*TAXONOMY_FIELDS, "degradation_type", "degradation_severity")
@@ -305,8 +306,9 @@ class GradingProgress:
         return 100.0 * self.graded / self.total if self.total else 0.0
 
 
-def grading_sessions(*, grader: Any = None) -> list[GradingProgress]:
-    """Sessions with their shared items and how many `grader` (or anyone) has graded."""
+def grading_sessions(*, viewer: Any, grader: Any = None) -> list[GradingProgress]:
+    """Sessions in `viewer`'s scope with their shared items and how many `grader` (or anyone)
+    has graded."""
     # Items both runs answered, counted in the same query as the sessions (no query per row).
     answered_b = Prediction.objects.filter(run_id=OuterRef(OuterRef("run_b_id")), error="")
     shared = (
@@ -319,7 +321,8 @@ def grading_sessions(*, grader: Any = None) -> list[GradingProgress]:
     )
     graded_filter = Q(grades__grader=grader) if grader is not None else Q()
     sessions = (
-        GradingSession.objects.select_related("run_a__benchmark", "run_b")
+        in_scope(GradingSession.objects.all(), viewer, benchmark_path="run_a__benchmark")
+        .select_related("run_a__benchmark", "run_b")
         .annotate(
             graded=Count("grades", filter=graded_filter),
             shared=Coalesce(Subquery(shared, output_field=IntegerField()), 0),

@@ -26,6 +26,7 @@ from annotations.models import (
     TriageSetting,
 )
 from annotations.scoring.triage import ALL_CODES
+from annotations.selectors import visibility
 
 SORTS = {"score": ("-score", "item__source_index"), "index": ("item__source_index",)}
 
@@ -37,9 +38,10 @@ def triage_setting(benchmark: Benchmark) -> TriageSetting:
     )
 
 
-def triage_overview() -> list[tuple[Benchmark, TriageSetting | None]]:
-    """Every benchmark with its triage setting (summary), in one query."""
-    benchmarks = Benchmark.objects.select_related("triage_setting").order_by("name")
+def triage_overview(user) -> list[tuple[Benchmark, TriageSetting | None]]:
+    """The benchmarks in `user`'s scope with their triage setting (summary), in one query."""
+    benchmarks = visibility.in_scope(Benchmark.objects.all(), user, benchmark_path="pk")
+    benchmarks = benchmarks.select_related("triage_setting").order_by("name")
     return [(b, getattr(b, "triage_setting", None)) for b in benchmarks]
 
 
@@ -59,12 +61,20 @@ def suspicion_list(
     """The benchmark's suspects with their items and images, filtered by one reason code.
 
     `assigned_to_viewer` tells whether the viewer has an open review of the item, so the page
-    can offer "Review" only where the review page will open.
+    can offer "Review" only where the review page will open. `viewer_reviewing` marks the items
+    the viewer is reviewing: their review-derived reasons are not theirs to see
+    (`visibility.redact_review_reasons`), and a filter by such a reason leaves them out.
     """
     suspects = Suspicion.objects.filter(item__benchmark=benchmark, score__gt=0)
     if code in ALL_CODES:
         suspects = suspects.filter(item__triage_flags__code=code)
     if viewer is not None:
+        reviewing = visibility.items_in_review_by(viewer)
+        if code in visibility.REVIEW_REASON_CODES:
+            suspects = suspects.exclude(item_id__in=reviewing)
+        suspects = suspects.annotate(
+            viewer_reviewing=Exists(reviewing.filter(item_id=OuterRef("item_id")))
+        )
         mine = Assignment.objects.filter(
             item_id=OuterRef("item_id"),
             reviewer=viewer,

@@ -96,9 +96,10 @@ def pair_kappas(units: list[Unit]) -> list[PairKappa]:
     ]
 
 
-def benchmark_agreement(*, benchmark: Benchmark) -> AgreementReport:
-    """Agreement overall, per reviewer pair and per value of every taxonomy field in use."""
-    labels = agreement_labels(benchmark)
+def benchmark_agreement(*, benchmark: Benchmark, viewer=None) -> AgreementReport:
+    """Agreement overall, per reviewer pair and per value of every taxonomy field in use (for
+    `viewer`: without the items they are reviewing, see selectors.visibility)."""
+    labels = agreement_labels(benchmark, viewer=viewer)
     units = _units(labels)
     taxonomy = {(label.item_id, label.item_version): label.taxonomy for label in labels}
     by_field: dict[str, dict[str, list[Unit]]] = defaultdict(lambda: defaultdict(list))

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 
 from annotations.access import ADJUDICATOR, REVIEWER, has_role
 from annotations.models import Benchmark, Item, Prediction, Run, RunKind, RunStatus
-from annotations.selectors.review import BASELINE_FILTERS, baseline_items
+from annotations.selectors.review import BASELINE_FILTERS, baseline_items, baseline_progress
 from annotations.services.errors import DomainError
 from annotations.services.runs import run_cancel, run_finish
 
@@ -105,15 +105,30 @@ def human_answer_submit(
             )
     except IntegrityError as error:
         raise DomainError(_("You have already answered this item."), code="duplicate") from error
-    run.refresh_from_db(fields=["completed", "total"])
-    if run.completed >= run.total:
-        _close(run)
+    human_baseline_settle(run=run)
     return prediction
 
 
+@transaction.atomic
+def human_baseline_settle(*, run: Run) -> Run:
+    """Count an open session against its still-reviewable items and close it once each is
+    answered: an item rejected during the session (answered or not) leaves its total, so the
+    session's progress and its next item agree, and it can always end."""
+    if run.kind != RunKind.HUMAN or run.status != RunStatus.RUNNING:
+        return run
+    answered, total = baseline_progress(run)
+    Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(completed=answered, total=total)
+    run.completed, run.total = answered, total
+    if answered >= total:
+        _close(run)
+    return run
+
+
 def _close(run: Run) -> None:
-    # A human baseline closes like a model's run: same summary, same leaderboard row.
+    # A human baseline closes like a model's run: same summary, same leaderboard row; its
+    # counts stay those of its still-reviewable items (run_finish counts every answer).
     finished = run_finish(run_id=run.pk)
+    Run.objects.filter(pk=run.pk).update(completed=run.completed, total=run.total)
     run.summary, run.status, run.finished_at = (
         finished.summary,
         finished.status,

@@ -4,6 +4,11 @@ Built for 100k items: every read is one `values_list` scan of the needed columns
 hashes are computed from the stored files once and cached (ImageHash), and the results replace
 the old ones in one transaction with batched inserts. The signals themselves are pure
 (`annotations.scoring.triage`).
+
+As a background job (`TRIAGE_WORK`), hashing the images is the part shared by workers: decoding
+each stored image is what grows with a benchmark's images, while the signals over the loaded
+columns take seconds at 100k items. The images still to hash are chunks of JOB_TRIAGE_CHUNK
+images; the last chunk to end combines the evidence and stores it, whole, as the command does.
 """
 
 from __future__ import annotations
@@ -13,9 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotations.models import (
     Benchmark,
@@ -24,6 +31,8 @@ from annotations.models import (
     ImageHash,
     Item,
     ItemImage,
+    Job,
+    JobChunk,
     Prediction,
     Review,
     Run,
@@ -51,10 +60,12 @@ from annotations.scoring.triage import (
     reviewer_signals,
 )
 from annotations.scoring.triage.broken import LETTERS
+from annotations.services.errors import DomainError
+from annotations.services.jobs import Check, ChunkedWork, PlannedChunk
 
 BATCH = 2000
 _PAIR_FIELDS = ("modality", "degradation_type")
-HASH_BATCH = 500
+HASH_BATCH = 50  # images hashed between two progress writes (a second or two of real frames)
 Progress = Callable[[int], None]
 
 
@@ -68,16 +79,31 @@ class TriageResult:
 # --- image hashes ---------------------------------------------------------------------------
 
 
-def image_hashes_ensure(*, benchmark: Benchmark, progress: Progress | None = None) -> int:
-    """Hash (from the stored files) every image of the benchmark not hashed yet; returns how
-    many were hashed. Idempotent: a hash is computed once per stored image, ever."""
-    missing = list(
-        Image.objects.filter(
-            pk__in=ItemImage.objects.filter(item__benchmark=benchmark).values("image_id"),
-            hashes__isnull=True,
-        ).values_list("pk", "file")
+def images_unhashed(benchmark: Benchmark, ids: tuple[int, int] | None = None):
+    """The benchmark's images not hashed yet (those with ids in `ids`, both ends included)."""
+    images = Image.objects.filter(
+        pk__in=ItemImage.objects.filter(item__benchmark=benchmark).values("image_id"),
+        hashes__isnull=True,
     )
+    if ids is not None:
+        images = images.filter(pk__range=ids)
+    return images.order_by("pk")
+
+
+def image_hashes_ensure(
+    *,
+    benchmark: Benchmark,
+    ids: tuple[int, int] | None = None,
+    progress: Progress | None = None,
+    check: Check | None = None,
+) -> int:
+    """Hash (from the stored files) every image of the benchmark not hashed yet (with ids in
+    `ids`); returns how many were hashed. Idempotent: a hash is computed once per stored image,
+    ever. `progress(n)` follows each stored batch; `check()` runs before each batch."""
+    missing = list(images_unhashed(benchmark, ids).values_list("pk", "file"))
     for start in range(0, len(missing), HASH_BATCH):
+        if check:
+            check()
         rows = []
         for pk, name in missing[start : start + HASH_BATCH]:
             try:
@@ -259,6 +285,9 @@ def _summary(facts, suspects, described, seeing, gold, by_task) -> dict[str, Any
 @transaction.atomic
 def triage_store(*, benchmark: Benchmark, result: TriageResult) -> TriageSetting:
     """Replace the benchmark's suspicions and reason flags with `result`, in batches."""
+    # Two recomputations storing at once would each delete, then both insert: one at a time.
+    TriageSetting.objects.get_or_create(benchmark=benchmark)
+    list(TriageSetting.objects.select_for_update().filter(benchmark=benchmark).values("pk"))
     Suspicion.objects.filter(item__benchmark=benchmark).delete()
     TriageFlag.objects.filter(benchmark=benchmark).delete()
     now = timezone.now()
@@ -299,6 +328,39 @@ def triage_setting_update(*, benchmark: Benchmark, suspects_first: bool) -> Tria
     setting.suspects_first = suspects_first
     setting.save(update_fields=["suspects_first"])
     return setting
+
+
+# --- the background job -------------------------------------------------------------------
+
+
+def triage_job_plan(job: Job) -> list[PlannedChunk]:
+    """The benchmark's images still to hash, by id, in chunks of JOB_TRIAGE_CHUNK."""
+    if job.benchmark is None:
+        raise DomainError(_("The benchmark no longer exists."))
+    ids = list(images_unhashed(job.benchmark).values_list("pk", flat=True))
+    size = max(1, int(getattr(settings, "JOB_TRIAGE_CHUNK", 2000)))
+    return [
+        PlannedChunk({"ids": [part[0], part[-1]]}, total=len(part))
+        for part in (ids[start : start + size] for start in range(0, len(ids), size))
+    ]
+
+
+def triage_job_work(job: Job, chunk: JobChunk, progress: Progress, check: Check) -> dict:
+    ids = tuple(chunk.params["ids"])
+    # Images hashed by an earlier attempt count at once.
+    progress(max(0, chunk.total - images_unhashed(job.benchmark, ids).count()))
+    hashed = image_hashes_ensure(benchmark=job.benchmark, ids=ids, progress=progress, check=check)
+    return {"hashed": hashed}
+
+
+def triage_job_finish(job: Job, chunks: list[JobChunk]) -> dict:
+    result = benchmark_triage(benchmark=job.benchmark)
+    return {"benchmark": job.benchmark.name, **result.summary}
+
+
+TRIAGE_WORK = ChunkedWork(
+    kind="triage", plan=triage_job_plan, work=triage_job_work, finish=triage_job_finish
+)
 
 
 def triage_schedule(*, benchmark_id: int, user: Any = None) -> Any:

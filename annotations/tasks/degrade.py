@@ -1,53 +1,22 @@
+"""Degradation jobs: planned into chunks of twins that any worker makes (`tasks.jobs`)."""
+
 from __future__ import annotations
 
-import logging
-
 from celery import shared_task
-from django.contrib.auth import get_user_model
 
-from annotations.models import Job
-from annotations.services.degrade import (
-    benchmark_degrade,
-    degrade_plan,
-    parse_kinds,
-    parse_severities,
-)
-from annotations.services.errors import DomainError
-from annotations.services.jobs import job_claim, job_fail, job_finish, job_progress_callback
-
-logger = logging.getLogger(__name__)
+from annotations.services.degrade import DEGRADE_WORK
+from annotations.services.jobs import job_recovery_kind, job_start
+from annotations.services.recovery import register
 
 
 @shared_task(name="annotations.benchmark_degrade")
 def benchmark_degrade_task(job_id: int) -> None:
-    """Create a benchmark's degraded twins for a job; a redelivered job finds it already claimed.
+    """Plan a degradation job into chunks and send them, or finish it when they are all done.
 
-    If a worker dies mid-job, a new job with the same arguments creates only the missing twins.
+    Idempotent: the job is claimed with its lease; the plan is stored once, and a job whose
+    worker died is requeued by the reaper and goes on from its chunks.
     """
-    if not job_claim(job_id=job_id):
-        return
-    job = Job.objects.select_related("benchmark").get(pk=job_id)
-    params = job.params
-    user = get_user_model().objects.filter(pk=job.created_by_id).first()
-    try:
-        kinds, severities = parse_kinds(params["kinds"]), parse_severities(params["severities"])
-        planned = degrade_plan(
-            benchmark=job.benchmark, kinds=kinds, severities=severities, seed=params["seed"]
-        )
-        Job.objects.filter(pk=job_id).update(total=len(planned))
-        created = benchmark_degrade(
-            benchmark=job.benchmark,
-            kinds=kinds,
-            severities=severities,
-            seed=params["seed"],
-            user=user,
-            progress=job_progress_callback(job_id, every=5),
-        )
-    except DomainError as error:
-        job_fail(job_id=job_id, message=str(error))
-    except Exception as error:
-        logger.exception("degrade job %s failed", job_id)
-        job_fail(job_id=job_id, message=f"{type(error).__name__}: {error}")
-        raise
-    else:
-        job_finish(job_id=job_id, result={"benchmark": job.benchmark.name, "created": created})
+    job_start(job_id=job_id, work=DEGRADE_WORK)
+
+
+register(job_recovery_kind("degrade", lambda pk: benchmark_degrade_task.delay(pk)))

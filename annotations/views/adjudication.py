@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from django import forms
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
@@ -16,6 +15,7 @@ from annotations.access import ADJUDICATOR, ROLES, role_required
 from annotations.models import AdjudicationChoice, Item, Review
 from annotations.models.item import LETTERS
 from annotations.selectors import review as selectors
+from annotations.selectors import visibility
 from annotations.services.errors import ConflictError, DomainError
 from annotations.services.review import item_adjudicate
 from annotations.views.content import content_diff, posted_content, version_change
@@ -101,7 +101,9 @@ def adjudication_list(request: HttpRequest) -> HttpResponse:
 
 def _own_review_refusal(request: HttpRequest, pk: int) -> HttpResponse:
     # The item's reviews are not shown to one of its reviewers: only why they may not settle it.
-    item = get_object_or_404(Item.objects.select_related("benchmark"), pk=pk)
+    item = visibility.get_item_for_user_or_404(
+        request.user, pk, Item.objects.select_related("benchmark")
+    )
     context = {
         "item": item,
         "own_review": True,
@@ -168,9 +170,10 @@ def _done(request: HttpRequest) -> HttpResponse:
 @require_GET
 @role_required(*ROLES)
 def item_history(request: HttpRequest, pk: int) -> HttpResponse:
-    item = get_object_or_404(Item.objects.select_related("benchmark"), pk=pk)
-    if not selectors.reviews_visible(request.user, item):
-        # Blinding: a reviewer sees the lineage only once every review of the item is in.
-        raise PermissionDenied
+    items = visibility.with_gold_hidden(
+        Item.objects.select_related("benchmark"), request.user, benchmark_path="benchmark"
+    )
+    item = visibility.get_item_for_user_or_404(request.user, pk, items)
+    visibility.check_reviews_visible(request.user, item)
     events = selectors.item_history(item)
     return render(request, "review/history.html", {"item": item, "events": events})

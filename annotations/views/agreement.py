@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotations.access import ADJUDICATOR, CURATOR, role_required
 from annotations.models import Benchmark
+from annotations.selectors import visibility
 from annotations.services.agreement import (
     MIN_UNITS,
     AgreementStats,
@@ -49,15 +50,17 @@ def chart(groups: dict[str, AgreementStats]) -> dict:
 @require_GET
 @role_required(CURATOR, ADJUDICATOR)
 def agreement_index(request: HttpRequest) -> HttpResponse:
-    benchmarks = Benchmark.objects.order_by("name")
+    benchmarks = visibility.in_scope(Benchmark.objects.all(), request.user, benchmark_path="pk")
+    benchmarks = benchmarks.order_by("name")
     return render(request, "review/agreement_index.html", {"benchmarks": benchmarks})
 
 
 @require_GET
 @role_required(CURATOR, ADJUDICATOR)
 def agreement(request: HttpRequest, name: str) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name)
-    report = benchmark_agreement(benchmark=benchmark)
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
+    visibility.check_gold_visible(request.user, benchmark.pk)
+    report = benchmark_agreement(benchmark=benchmark, viewer=request.user)
     charts = [(_("All co-reviewed items"), chart({benchmark.name: report.overall}))]
     charts += [(field, chart(values)) for field, values in report.by_field.items()]
     context = {

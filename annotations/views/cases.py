@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
@@ -14,6 +14,7 @@ from annotations.access import ROLES, role_required
 from annotations.imaging import ct
 from annotations.models import Benchmark, BoxLabel, Case, Family, Volume
 from annotations.selectors import cases as selectors
+from annotations.selectors import visibility
 from annotations.services.boxes import CT_LABELS, box_may_draw, box_may_judge
 
 PRESET_NAMES = {
@@ -30,8 +31,10 @@ PRESET_NAMES = {
 def case_list(request: HttpRequest, name: str | None = None) -> HttpResponse:
     benchmark = None
     if name is not None:
-        benchmark = get_object_or_404(Benchmark, name=name, family=Family.GASTRICX)
-    page = Paginator(selectors.gastricx_cases(benchmark), 50).get_page(request.GET.get("page"))
+        gastricx = Benchmark.objects.filter(family=Family.GASTRICX)
+        benchmark = visibility.get_benchmark_for_user_or_404(request.user, name, gastricx)
+    cases = selectors.gastricx_cases(request.user, benchmark)
+    page = Paginator(cases, 50).get_page(request.GET.get("page"))
     return render(request, "cases/case_list.html", {"benchmark": benchmark, "page": page})
 
 
@@ -97,9 +100,10 @@ def _viewer_config(request: HttpRequest, volumes: list[Volume], slices: dict[int
 @require_GET
 @role_required(*ROLES)
 def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    case = get_object_or_404(
+    case = visibility.get_case_for_user_or_404(
+        request.user,
+        pk,
         Case.objects.select_related("benchmark", "endoscopy_image").prefetch_related("indicators"),
-        pk=pk,
     )
     page = selectors.case_page(case)
     slices = _initial_slices(page.volumes)

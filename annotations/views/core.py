@@ -6,27 +6,27 @@ from django.contrib.auth.decorators import login_not_required
 from django.core.paginator import Paginator
 from django.db import connection
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
 from annotations import selectors
 from annotations.access import ROLES, role_required
-from annotations.models import Benchmark, Image, Item, ItemStatus
+from annotations.models import Item, ItemStatus
+from annotations.selectors import visibility
 
 
 @require_GET
 @role_required(*ROLES)
 def dashboard(request: HttpRequest) -> HttpResponse:
-    return render(
-        request, "annotations/dashboard.html", {"summaries": selectors.benchmark_summaries()}
-    )
+    summaries = selectors.benchmark_summaries(request.user)
+    return render(request, "annotations/dashboard.html", {"summaries": summaries})
 
 
 @require_GET
 @role_required(*ROLES)
 def benchmark_detail(request: HttpRequest, name: str) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     status = request.GET.get("status", "")
     category = request.GET.get("category", "")
     query = request.GET.get("q", "")
@@ -44,6 +44,7 @@ def benchmark_detail(request: HttpRequest, name: str) -> HttpResponse:
         "statuses": ItemStatus.choices,
         "categories": [c for c in categories if c],
         "filters": {"status": status, "category": category, "q": query},
+        "gold_visible": not visibility.gold_hidden(request.user, benchmark.pk),
     }
     return render(request, "annotations/benchmark.html", context)
 
@@ -51,13 +52,13 @@ def benchmark_detail(request: HttpRequest, name: str) -> HttpResponse:
 @require_GET
 @role_required(*ROLES)
 def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    item = get_object_or_404(
-        Item.objects.select_related("benchmark", "clean_twin").prefetch_related(
-            "item_images__image"
-        ),
-        pk=pk,
+    items = Item.objects.select_related("benchmark", "clean_twin").prefetch_related(
+        "item_images__image"
     )
-    return render(request, "annotations/item.html", {"item": item})
+    items = visibility.with_gold_hidden(items, request.user, benchmark_path="benchmark")
+    item = visibility.get_item_for_user_or_404(request.user, pk, items)
+    context = {"item": item, "visibility": visibility.item_visibility(request.user, item)}
+    return render(request, "annotations/item.html", context)
 
 
 @require_GET
@@ -65,7 +66,7 @@ def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @cache_control(private=True, max_age=86400, immutable=True)
 def image_file(request: HttpRequest, sha256: str) -> FileResponse:
     # Served through a view, not as public media: images are patient data and need a login.
-    image = get_object_or_404(Image, sha256=sha256)
+    image = visibility.get_image_for_user_or_404(request.user, sha256)
     return FileResponse(image.file.open("rb"), content_type=image.content_type)
 
 

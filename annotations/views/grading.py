@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, has_role, role_required
 from annotations.models import Benchmark, GradingSession, Item, Preference, Run, RunStatus
 from annotations.selectors import runs as run_selectors
+from annotations.selectors import visibility
 from annotations.services import grading as grading_services
 from annotations.services.errors import DomainError
 
@@ -71,7 +72,9 @@ class GradeForm(forms.Form):
 @role_required(CURATOR, *GRADERS)
 def grading_index(request: HttpRequest) -> HttpResponse:
     is_curator = has_role(request.user, CURATOR)
-    sessions = run_selectors.grading_sessions(grader=None if is_curator else request.user)
+    sessions = run_selectors.grading_sessions(
+        viewer=request.user, grader=None if is_curator else request.user
+    )
     context = {
         "sessions": sessions,
         "form": SessionCreateForm() if is_curator else None,
@@ -94,7 +97,7 @@ def grading_session_create(request: HttpRequest) -> HttpResponse:
         except DomainError as error:
             form.add_error(None, str(error))
     if not form.is_valid():
-        sessions = run_selectors.grading_sessions()
+        sessions = run_selectors.grading_sessions(viewer=request.user)
         context = {"sessions": sessions, "form": form, "show_names": True}
         return render(request, "runs/grading_index.html", context, status=400)
     messages.success(request, _("Grading session created: clinicians can now grade it."))
@@ -104,7 +107,12 @@ def grading_session_create(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @role_required(*GRADERS)
 def grade(request: HttpRequest, pk: int) -> HttpResponse:
-    session = get_object_or_404(GradingSession.objects.select_related("run_a__benchmark"), pk=pk)
+    sessions = visibility.with_gold_hidden(
+        GradingSession.objects.select_related("run_a__benchmark"),
+        request.user,
+        benchmark_path="run_a__benchmark",
+    )
+    session = visibility.get_grading_session_for_user_or_404(request.user, pk, sessions)
     if request.method == "POST":
         form = GradeForm(request.POST)
         if form.is_valid():
@@ -130,7 +138,12 @@ def grade(request: HttpRequest, pk: int) -> HttpResponse:
 def _grade_page(request: HttpRequest, session: GradingSession) -> HttpResponse:
     item = run_selectors.grading_next_item(session=session, grader=request.user)
     progress = run_selectors.grading_progress(session=session, grader=request.user)
-    context: dict = {"session": session, "item": item, "progress": progress}
+    context: dict = {
+        "session": session,
+        "item": item,
+        "progress": progress,
+        "gold_visible": not session.gold_hidden,
+    }
     if item is not None:
         predictions = run_selectors.grading_item_predictions(session=session, item=item)
         left, right = grading_services.grade_sides(
@@ -157,7 +170,7 @@ def _grade_page(request: HttpRequest, session: GradingSession) -> HttpResponse:
 @role_required(CURATOR)
 def ratings(request: HttpRequest) -> HttpResponse:
     name = request.GET.get("benchmark", "")
-    benchmark = get_object_or_404(Benchmark, name=name) if name else None
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name) if name else None
     result = run_selectors.grading_ratings(benchmark=benchmark)
     context = {
         "result": result,

@@ -20,6 +20,7 @@ from annotations.services.human_baseline import (
     human_answer_submit,
     human_baseline_open,
     human_baseline_reassign,
+    human_baseline_settle,
 )
 
 PAGE = "review/baseline.html"
@@ -112,7 +113,7 @@ def _render(request: HttpRequest, run: Run, *, status: int = 200, **extra) -> Ht
 def baseline_answer(request: HttpRequest, pk: int) -> HttpResponse:
     run = selectors.baseline_session(request.user, pk)
     if request.method == "GET":
-        return _render(request, run)
+        return _render(request, human_baseline_settle(run=run))
     form = AnswerForm(request.POST)
     if not form.is_valid():
         return _render(request, run, status=400, error=_("Pick one of the options."))

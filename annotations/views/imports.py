@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotations.access import CURATOR, role_required
 from annotations.labels import import_warning_label
 from annotations.models import Benchmark, Job
+from annotations.selectors.jobs import job_chunks
 from annotations.services.jobs import job_create
 from annotations.tasks.imports import benchmark_import_task
 
@@ -115,7 +116,12 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     template = "annotations/job.html#progress" if request.htmx else "annotations/job.html"
     # Looked up here: in a template, `result.items` of a dict without that key is dict.items.
     item_count = (job.result or {}).get("items", 0) if isinstance(job.result, dict) else 0
-    context = {"job": job, "warnings": _warnings(job), "item_count": item_count}
+    context = {
+        "job": job,
+        "warnings": _warnings(job),
+        "item_count": item_count,
+        "chunks": job_chunks(job),
+    }
     return render(request, template, context)
 
 

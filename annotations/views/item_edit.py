@@ -6,7 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 from annotations.access import CURATOR, role_required
 from annotations.models import Item
 from annotations.models.item import LETTERS
+from annotations.selectors import visibility
 from annotations.services.errors import ConflictError, DomainError
 from annotations.services.review import EDITABLE_STATUSES, item_edit
 from annotations.views.content import posted_content
@@ -53,9 +54,12 @@ def _saved(item: Item) -> dict:
     }
 
 
-def _item(pk: int) -> Item:
+def _item(request: HttpRequest, pk: int) -> Item:
     queryset = Item.objects.select_related("benchmark").prefetch_related("item_images__image")
-    return get_object_or_404(queryset, pk=pk)
+    item = visibility.get_item_for_user_or_404(request.user, pk, queryset)
+    # The form shows the gold answer.
+    visibility.check_gold_visible(request.user, item.benchmark_id)
+    return item
 
 
 def _page(request, item: Item, *, draft: dict, version: int, status: int = 200, **extra):
@@ -72,7 +76,7 @@ def _page(request, item: Item, *, draft: dict, version: int, status: int = 200, 
 @require_http_methods(["GET", "POST"])
 @role_required(CURATOR)
 def item_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
-    item = _item(pk)
+    item = _item(request, pk)
     if request.method == "GET":
         return _page(request, item, draft=_saved(item), version=item.version)
     form = ItemEditForm(request.POST)
@@ -111,7 +115,7 @@ def item_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
     except ConflictError as error:
         # Nothing typed is lost: the draft stays in the form, beside what the item now says.
         # Saving it again is a deliberate decision over the version now shown.
-        current = _item(pk)
+        current = _item(request, pk)
         return _page(
             request,
             current,

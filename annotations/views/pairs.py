@@ -19,6 +19,7 @@ from annotations.imaging.degrade import KINDS, SEVERITIES
 from annotations.labels import kind_label
 from annotations.models import Benchmark, SeverityJudgement
 from annotations.selectors import pairs as selectors
+from annotations.selectors import visibility
 from annotations.selectors.review import review_may_change
 from annotations.services.errors import DomainError
 from annotations.services.jobs import job_create
@@ -92,9 +93,9 @@ def pairs_home(request: HttpRequest) -> HttpResponse:
     context = {"blinded": _blinded(request)}
     if has_role(request.user, REVIEWER):
         context["progress"] = selectors.pair_progress(request.user)
-        context["always_blinded"] = selectors.blinded_pair_benchmarks()
+        context["always_blinded"] = selectors.blinded_pair_benchmarks(request.user)
     if has_role(request.user, CURATOR, ADJUDICATOR):
-        context["benchmarks"] = selectors.pair_benchmarks()
+        context["benchmarks"] = selectors.pair_benchmarks(request.user)
     return render(request, "pairs/home.html", context)
 
 
@@ -124,7 +125,7 @@ def benchmark_pairs_blind_view(request: HttpRequest, name: str) -> HttpResponse:
 @role_required(CURATOR)
 def benchmark_degrade_view(request: HttpRequest, name: str) -> HttpResponse:
     form = DegradeForm(request.POST or None)
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     if request.method == "POST" and form.is_valid():
         job = job_create(
             kind="degrade", params=form.cleaned_data, user=request.user, benchmark=benchmark
@@ -245,7 +246,8 @@ def _reveal(request: HttpRequest, page: selectors.PairPage, blinded: bool, side:
 @require_GET
 @role_required(CURATOR, ADJUDICATOR)
 def benchmark_robustness(request: HttpRequest, name: str) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
+    visibility.check_gold_visible(request.user, benchmark.pk)
     reports = selectors.robustness(benchmark)
     context = {"benchmark": benchmark, "reports": reports, "levels": selectors.LEVELS}
     return render(request, "pairs/robustness.html", context)

@@ -16,6 +16,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from annotations.access import CURATOR, role_required
 from annotations.models import Benchmark, Release, ReleaseStatus
 from annotations.selectors import releases as selectors
+from annotations.selectors import visibility
 from annotations.services.errors import DomainError
 from annotations.services.releases import release_retry, release_selection, release_start
 
@@ -62,10 +63,9 @@ class ReleaseForm(forms.Form):
 @require_GET
 @role_required(CURATOR)
 def release_list(request: HttpRequest, name: str | None = None) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name) if name else None
-    page = Paginator(selectors.release_list(benchmark=benchmark), 50).get_page(
-        request.GET.get("page")
-    )
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name) if name else None
+    releases = visibility.in_scope(selectors.release_list(benchmark=benchmark), request.user)
+    page = Paginator(releases, 50).get_page(request.GET.get("page"))
     benchmarks = Benchmark.objects.order_by("name")
     context = {"benchmark": benchmark, "page": page, "benchmarks": benchmarks}
     return render(request, "releases/list.html", context)
@@ -74,7 +74,7 @@ def release_list(request: HttpRequest, name: str | None = None) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @role_required(CURATOR)
 def release_new(request: HttpRequest, name: str) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     form = ReleaseForm(
         request.POST or None,
         initial={"name": benchmark.name},
@@ -98,17 +98,15 @@ def release_new(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "releases/new.html", {"benchmark": benchmark, "form": form})
 
 
-def _release_or_404(pk: int) -> Release:
-    release = selectors.release_get(pk)
-    if release is None:
-        raise Http404
-    return release
+def _release_or_404(request: HttpRequest, pk: int) -> Release:
+    releases = Release.objects.select_related("benchmark", "created_by")
+    return visibility.get_release_for_user_or_404(request.user, pk, releases)
 
 
 @require_GET
 @role_required(CURATOR)
 def release_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    release = _release_or_404(pk)
+    release = _release_or_404(request, pk)
     if request.htmx and release.status != ReleaseStatus.BUILDING:
         # The build ended while the page was polling: show the whole page (files, charts).
         return HttpResponseClientRefresh()
@@ -157,7 +155,9 @@ def _charts(counts: dict) -> list[dict]:
 @require_GET
 @role_required(CURATOR)
 def release_download(request: HttpRequest, pk: int, filename: str) -> FileResponse:
-    release = get_object_or_404(Release, pk=pk, status=ReleaseStatus.PUBLISHED)
+    published = Release.objects.filter(status=ReleaseStatus.PUBLISHED)
+    release = visibility.get_release_for_user_or_404(request.user, pk, published)
+    visibility.check_gold_visible(request.user, release.benchmark_id)
     # Only the files the manifest lists (and the manifest itself): never a path from the URL.
     if filename != "manifest.json" and filename not in release.manifest.get("files", {}):
         raise Http404
@@ -181,10 +181,13 @@ def release_retry_view(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @role_required(CURATOR)
 def release_diff(request: HttpRequest, pk: int) -> HttpResponse:
-    new = _release_or_404(pk)
+    new = _release_or_404(request, pk)
     against = request.GET.get("against", "")
-    old = selectors.release_get(int(against)) if against.isdigit() else None
-    if old is None:
+    if not against.isdigit():
         raise Http404
+    old = _release_or_404(request, int(against))
+    # The diff shows the answers that changed.
+    for release in (new, old):
+        visibility.check_gold_visible(request.user, release.benchmark_id)
     diff = selectors.release_diff(old, new)
     return render(request, "releases/diff.html", {"diff": diff})

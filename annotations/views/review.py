@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -13,9 +13,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import push_url
 
 from annotations.access import CURATOR, REVIEWER, role_required
-from annotations.models import Benchmark, ItemStatus, RejectReason
+from annotations.models import ItemStatus, RejectReason
 from annotations.models.item import LETTERS
 from annotations.selectors import review as selectors
+from annotations.selectors import visibility
 from annotations.services.errors import ConflictError, DomainError, NotAllowedError
 from annotations.services.review import assignments_create, review_submit
 from annotations.services.review_changes import review_change, review_withdraw
@@ -228,7 +229,7 @@ class AssignForm(forms.Form):
 @require_http_methods(["GET", "POST"])
 @role_required(CURATOR)
 def assign(request: HttpRequest, name: str) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     users = selectors.reviewer_choices()
     form = AssignForm(request.POST or None, users=users, initial={"per_item": 2})
     if request.method == "POST" and form.is_valid():

@@ -28,6 +28,7 @@ from annotations.models import (
 from annotations.scoring import VLMEVAL_COMMIT
 from annotations.selectors import review as review_selectors
 from annotations.selectors import runs as run_selectors
+from annotations.selectors import visibility
 from annotations.services import runs as run_services
 from annotations.services.errors import DomainError
 
@@ -157,7 +158,7 @@ class RunCreateForm(forms.Form):
 
 
 def _list_page(request: HttpRequest, form: RunCreateForm, status: int = 200) -> HttpResponse:
-    runs = list(run_selectors.run_list()[:200])
+    runs = list(visibility.in_scope(run_selectors.run_list(), request.user)[:200])
     return render(request, "runs/list.html", {"runs": runs, "form": form}, status=status)
 
 
@@ -196,7 +197,9 @@ def run_create(request: HttpRequest) -> HttpResponse:
 @require_GET
 @role_required(CURATOR)
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    run = get_object_or_404(run_selectors.run_list(), pk=pk)
+    run = visibility.get_run_for_user_or_404(request.user, pk, run_selectors.run_list())
+    # Its predictions' hits give the gold answers away.
+    visibility.check_gold_visible(request.user, run.benchmark_id)
     if request.htmx and request.htmx.target == "run-progress":
         if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
             # Finished: reload the whole page once, so the scores and predictions appear.
@@ -316,7 +319,8 @@ def run_rescore(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @role_required(CURATOR)
 def leaderboard(request: HttpRequest, name: str) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
+    visibility.check_gold_visible(request.user, benchmark.pk)
     board = run_selectors.leaderboard(
         benchmark=benchmark,
         field_name=request.GET.get("field", ""),

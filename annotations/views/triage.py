@@ -19,6 +19,7 @@ from annotations.labels import TRIAGE_REASON_LABELS
 from annotations.models import Benchmark
 from annotations.scoring.triage import ALL_CODES, GROUPS
 from annotations.selectors import triage as selectors
+from annotations.selectors import visibility
 from annotations.services.triage import triage_schedule, triage_setting_update
 
 PAGE = "triage/page.html"
@@ -136,7 +137,7 @@ def _reason_chips(summary: dict, selected: str) -> list[dict]:
 @require_GET
 @role_required(CURATOR, ADJUDICATOR)
 def triage_index(request: HttpRequest) -> HttpResponse:
-    return render(request, "triage/index.html", {"rows": selectors.triage_overview()})
+    return render(request, "triage/index.html", {"rows": selectors.triage_overview(request.user)})
 
 
 @require_GET
@@ -144,10 +145,13 @@ def triage_index(request: HttpRequest) -> HttpResponse:
 def triage_page(request: HttpRequest, name: str) -> HttpResponse:
     form = TriageFilter(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
+    # The evidence names the gold answer and the models' hits.
+    visibility.check_gold_visible(request.user, benchmark.pk)
     code, sort = filters.get("reason") or "", filters.get("sort") or "score"
     suspects = selectors.suspicion_list(benchmark, code=code, sort=sort, viewer=request.user)
     page = Paginator(suspects, PER_PAGE).get_page(filters.get("page"))
+    visibility.redact_review_reasons(page)
     for suspicion in page:
         _decorate(suspicion)
     setting = selectors.triage_setting(benchmark)

@@ -8,7 +8,6 @@ import tempfile
 from pathlib import Path
 
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404
 from django.utils.http import http_date
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
@@ -17,6 +16,7 @@ from annotations.access import ROLES, role_required
 from annotations.imaging import ct
 from annotations.models import Volume
 from annotations.selectors import cases as selectors
+from annotations.selectors import visibility
 
 DEFAULT_WINDOW = ct.WINDOW_PRESETS["soft_tissue"]
 # Level 1 squeezes int16 CT about as well as level 6 here and is several times faster.
@@ -43,7 +43,7 @@ def volume_slice_png(request: HttpRequest, pk: int, z: int) -> HttpResponse:
         width, level = _window(request)
     except ValueError as error:
         return HttpResponseBadRequest(str(error))
-    volume = get_object_or_404(Volume, pk=pk)
+    volume = visibility.get_volume_for_user_or_404(request.user, pk)
     if not 0 <= z < volume.size_z:
         raise Http404("slice out of range")
     png = ct.render_slice_png(selectors.volume_voxels(volume), z, width, level)
@@ -81,7 +81,7 @@ def volume_voxels(request: HttpRequest, pk: int) -> HttpResponse:
     A client that does not accept gzip gets the raw bytes. Volumes never change after import,
     so the response is cacheable and revalidated by ETag.
     """
-    volume = get_object_or_404(Volume, pk=pk)
+    volume = visibility.get_volume_for_user_or_404(request.user, pk)
     compressed = _gzip_file(volume)
     etag = f'"v{volume.pk}-{int(compressed.stat().st_mtime)}-{compressed.stat().st_size}"'
     if request.headers.get("If-None-Match") == etag:

@@ -19,6 +19,7 @@ import pytest
 from django.db import connection
 
 from annotations.models import Grade, Run, RunStatus
+from annotations.services.review import assignments_create
 from annotations.tasks import runs as run_tasks
 from tests.browser.conftest import screenshot
 from tests.factories import jpeg_bytes, make_benchmark, make_item, make_personas
@@ -118,6 +119,8 @@ def test_baseline_runs_blind_grading_and_ratings(page, live_server, login, worke
     assert page.locator("table.sessions tbody tr").count() == 1
     screenshot(page, "grading_sessions")
     logout(page)
+    # The reviewer reviews this benchmark: its grading sessions are in their scope.
+    assignments_create(benchmark=benchmark, reviewers=[people["reviewer"]], per_item=1)
 
     login(people["reviewer"].username)
     page.goto(f"{live_server.url}/grading/")

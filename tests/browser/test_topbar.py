@@ -26,7 +26,7 @@ def test_a_user_with_every_role_reaches_every_page_from_a_narrow_window(page, li
     screenshot(page, "topbar_more_menu")
     assert in_menu and in_bar[0] == "Benchmarks"
     every = {"Benchmarks", "Review", "Adjudication", "Agreement", "Human baseline", "Runs"}
-    every |= {"Releases", "Grading", "CT cases", "Pairs", "Triage", "API"}
+    every |= {"Releases", "Jobs", "Grading", "CT cases", "Pairs", "Triage", "API"}
     assert set(in_bar) | set(in_menu) == every and not set(in_bar) & set(in_menu)
     assert in_menu[-1] == "API"  # the last links move first, in their order
     page.click("[data-nav-more-menu] >> text=Triage")

@@ -37,7 +37,9 @@ def people(db):
 def imported(tmp_path, people):
     """A benchmark 'gx' with one case of four awkward-geometry phases; returns the Case."""
     write_case(tmp_path / "cases", "GX-T-0001")
-    gastricx_import(path=tmp_path / "cases", name="gx", user=people["curator"])
+    benchmark = gastricx_import(path=tmp_path / "cases", name="gx", user=people["curator"])
+    # Its questions go to the two reviewers: the case is in their scope (selectors.visibility).
+    assignments_create(benchmark=benchmark, reviewers=[people["reviewer"], people["reviewer2"]])
     return Case.objects.get(case_id="GX-T-0001")
 
 

@@ -237,11 +237,20 @@ def test_a_reviewer_changes_their_own_proposal_but_not_another_reviewers(api, sm
 
 
 def test_only_a_cases_reviewers_draw_boxes_on_it(api, small_case, people):
-    from tests.factories import make_user
+    from annotations.models import Assignment
+    from tests.factories import make_item, make_user
 
     stranger = make_user("frank", "reviewer")
     url = reverse("api-volume-boxes", args=[volume_of(small_case).pk])
     payload = {"label": "tumor", "voxel": [4, 4, 2, 20, 20, 5]}
+    # Outside their scope the case does not exist for them (selectors.visibility).
+    assert as_user(api, stranger).post(url, payload, format="json").status_code == 404
+    adjudicator = as_user(api, people["adjudicator"]).post(url, payload, format="json")
+    assert adjudicator.status_code == 404
+    # In scope (an item of the benchmark that is not the case's; a dispute there), refused.
+    other = make_item(small_case.benchmark, index=99)
+    Assignment.objects.create(item=other, reviewer=stranger, slot=1)
+    make_item(small_case.benchmark, index=100, status="disputed")
     refused = as_user(api, stranger).post(url, payload, format="json")
     assert refused.status_code == 403 and refused.json()["code"] == "not_assigned"
     image_url = reverse("api-image-boxes", args=[small_case.endoscopy_image.sha256])
@@ -271,9 +280,14 @@ def _dispute_the_case(case, people):
 def test_an_adjudicator_settles_boxes_only_while_settling_a_dispute_of_the_case(
     api, small_case, people
 ):
+    from tests.factories import make_item
+
     box = Box.objects.get(volume__case=small_case)
     url = reverse("api-box-review", args=[box.pk])
     as_user(api, people["adjudicator"])
+    before = api.post(url, {"version": 1, "state": "rejected"}, format="json")
+    assert before.status_code == 404  # no dispute in the benchmark: not in his scope
+    make_item(small_case.benchmark, index=100, status="disputed")  # a dispute, not the case's
     before = api.post(url, {"version": 1, "state": "rejected"}, format="json")
     assert before.status_code == 403  # no dispute on this case: nothing to settle
     item = _dispute_the_case(small_case, people)

@@ -17,6 +17,7 @@ from PIL import Image as PILImage
 from annotations.models import Image, Job
 from annotations.services.imports import ImportFailed, benchmark_import_run
 from annotations.services.releases import release_export
+from annotations.services.review import assignments_create
 from annotations.tasks.imports import benchmark_import_task
 from tests.core.test_import import ENDO_HEADER, endo_row
 from tests.factories import make_personas
@@ -71,7 +72,10 @@ def test_images_are_stored_without_metadata_and_with_the_same_pixels(phi_import)
 
 
 def test_images_are_served_without_metadata(phi_import, client):
-    client.force_login(make_personas()["reviewer"])
+    reviewer = make_personas()["reviewer"]
+    # The benchmark's items are the reviewer's: its images are in their scope.
+    assignments_create(benchmark=phi_import[0].benchmark, reviewers=[reviewer], per_item=1)
+    client.force_login(reviewer)
     for image in Image.objects.all():
         response = client.get(reverse("image", args=[image.sha256]))
         served = b"".join(response.streaming_content)

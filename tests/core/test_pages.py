@@ -7,7 +7,7 @@ from django.test import TestCase, override_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotations.models import Job
+from annotations.models import Assignment, Job
 from tests.factories import PASSWORD, make_benchmark, make_item, make_personas
 
 
@@ -20,6 +20,8 @@ class PagesTestCase(TestCase):
             cls.benchmark, index=7, question="Is there a <script>alert(1)</script> polyp?"
         )
         cls.image = cls.item.item_images.get().image
+        # The reviewer's scope (selectors.visibility): the benchmarks they are given items of.
+        Assignment.objects.create(item=cls.item, reviewer=cls.people["reviewer"], slot=1)
 
     def login(self, role: str) -> None:
         self.client.force_login(self.people[role])
@@ -57,9 +59,11 @@ class DashboardTest(PagesTestCase):
         self.assertContains(response, "endo")
         self.assertContains(response, "Agreed <b>1</b>", html=False)
         for _ in range(5):
-            make_item(make_benchmark())
+            item = make_item(make_benchmark())
+            Assignment.objects.create(item=item, reviewer=self.people["reviewer"], slot=1)
         with self.assertNumQueries(5):
-            self.client.get("/")
+            response = self.client.get("/")
+        self.assertEqual(len(response.context["summaries"]), 6)
 
     def test_post_is_not_allowed_on_the_dashboard(self):
         self.login("curator")

@@ -25,8 +25,11 @@ from tests.runs.helpers import make_done_run, make_run_benchmark
 def _review_world(people: dict) -> dict[str, tuple[str, str]]:
     benchmark, items = assigned_benchmark(people, items=3, name="rv")
     disputed = both_review(items[0], people, ACCEPT, REJECT)
+    # Her own benchmark: while it runs, a baseline hides the gold of its benchmark, so alice
+    # would not review "rv" meanwhile.
+    baseline_benchmark, _items = assigned_benchmark(people, items=2, name="rv-baseline")
     baseline = human_baseline_open(
-        benchmark=benchmark, clinician=people["reviewer"], opened_by=people["curator"]
+        benchmark=baseline_benchmark, clinician=people["reviewer"], opened_by=people["curator"]
     )
     return {
         "review": ("alice", reverse("review-item", args=[items[1].pk])),
@@ -46,6 +49,10 @@ def _run_world(people: dict) -> dict[str, tuple[str, str]]:
     first = make_done_run(benchmark, items, label="model-one", answers={1: "B", 2: "B"})
     second = make_done_run(benchmark, items, label="model-two", answers={3: "refuse"})
     session = grading_session_create(run_a=first, run_b=second, created_by=people["curator"])
+    # The graders' scope: the benchmark's items are theirs to review too.
+    assignments_create(
+        benchmark=benchmark, reviewers=[people["reviewer"], people["reviewer2"]], per_item=2
+    )
     for grader, preference in (("reviewer", "left"), ("adjudicator", "tie")):
         grade_submit(session=session, item=items[0], grader=people[grader], preference=preference)
     benchmark_triage(benchmark=benchmark)

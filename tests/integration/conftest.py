@@ -178,8 +178,9 @@ def broker(request, tmp_path):
         "data_folder_out": str(folder / "queue"),
         "processed_folder": str(folder / "processed"),
         "store_processed": False,
+        "control_folder": str(folder / "control"),
     }
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (folder / sub).mkdir(parents=True)
     with _celery_app_on("filesystem://", options):
         yield Broker(

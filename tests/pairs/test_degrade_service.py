@@ -128,7 +128,7 @@ def test_items_without_modality_twins_and_unmarked_items():
     )
 
 
-def test_the_service_reports_progress_per_twin():
+def test_the_service_reports_progress_once_each_clean_items_twins_are_stored():
     benchmark = make_pair_benchmark()
     ticks = []
     created = benchmark_degrade(
@@ -136,9 +136,9 @@ def test_the_service_reports_progress_per_twin():
         kinds="gaussian_noise",
         severities="mild,severe",
         seed=0,
-        progress=ticks.append,
+        progress=lambda n: ticks.append((n, Item.objects.filter(clean_twin__isnull=False).count())),
     )
-    assert created == 4 and ticks == [1, 1, 1, 1]
+    assert created == 4 and ticks == [(2, 2), (2, 4)]
 
 
 def test_a_negative_seed_is_refused():

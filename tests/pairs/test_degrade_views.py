@@ -7,6 +7,7 @@ from annotations.models import Item, Job, JobStatus
 from annotations.services.jobs import job_create
 from annotations.tasks.degrade import benchmark_degrade_task
 from tests.pairs.helpers import make_pair_benchmark
+from tests.support.jobs import run_job
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +38,7 @@ def test_starting_degradation_creates_a_job_and_queues_the_task(
     assert job.params == {"kinds": ["gaussian_blur", "low_dose"], "severities": ["mild"], "seed": 4}
     assert len(callbacks) == 1
     assert not Item.objects.filter(clean_twin__isnull=False).exists()  # the worker makes them
-    benchmark_degrade_task(job.pk)
+    run_job(job.pk)
     assert (
         Item.objects.filter(clean_twin__isnull=False).count() == 3
     )  # blur on both, low dose on CT
@@ -76,8 +77,7 @@ def test_the_task_makes_the_twins_and_finishes_the_job(people):
     benchmark = make_pair_benchmark()
     params = {"kinds": ["gaussian_blur", "low_dose"], "severities": ["mild", "severe"], "seed": 4}
     job = job_create(kind="degrade", params=params, user=people["curator"], benchmark=benchmark)
-    benchmark_degrade_task(job.pk)
-    job.refresh_from_db()
+    job = run_job(job.pk)
     assert job.status == JobStatus.DONE
     assert job.result == {"benchmark": "medq", "created": 6}
     assert (job.total, job.done) == (6, 6)
@@ -85,8 +85,7 @@ def test_the_task_makes_the_twins_and_finishes_the_job(people):
     assert twin.revisions.get().author == people["curator"]
     # a second job with the same arguments has nothing left to do
     again = job_create(kind="degrade", params=params, user=people["curator"], benchmark=benchmark)
-    benchmark_degrade_task(again.pk)
-    again.refresh_from_db()
+    again = run_job(again.pk)
     assert (again.status, again.result["created"], again.total) == (JobStatus.DONE, 0, 0)
     assert Item.objects.filter(clean_twin__isnull=False).count() == 6
 

@@ -83,7 +83,7 @@ def test_the_page_runs_a_constant_number_of_queries(
 
 
 def test_an_empty_benchmark_says_so(client, people, degraded_benchmark):
-    client.force_login(people["adjudicator"])
+    client.force_login(people["curator"])
     response = client.get(reverse("robustness", args=["medq"]))
     assert response.status_code == 200
     assert "No run has predictions" in response.content.decode()

@@ -81,6 +81,6 @@ class AgreementTests(TestCase):
         report = benchmark_agreement(benchmark=empty)
         self.assertEqual(report.overall.n, 0)
         self.assertTrue(math.isnan(report.overall.percent))
-        self.client.force_login(self.people["adjudicator"])
+        self.client.force_login(self.people["curator"])
         response = self.client.get(reverse("agreement", args=[empty.name]))
         self.assertContains(response, "No item has two reviews yet.")

@@ -7,7 +7,7 @@ from django.urls import reverse
 from knox.models import AuthToken
 from rest_framework.test import APIClient
 
-from annotations.models import Item, ItemRevision, ItemStatus, RevisionReason
+from annotations.models import Assignment, Item, ItemRevision, ItemStatus, RevisionReason
 from tests.factories import make_benchmark, make_item, make_personas
 from tests.review.helpers import assigned_benchmark
 
@@ -19,6 +19,9 @@ class ItemEditTestCase(TestCase):
         cls.benchmark = make_benchmark()
         cls.item = make_item(cls.benchmark, index=7)
         Item.objects.filter(pk=cls.item.pk).update(status=ItemStatus.AGREED)
+        # Another item of the benchmark is the reviewer's: the benchmark is in their scope.
+        other = make_item(cls.benchmark, index=8)
+        Assignment.objects.create(item=other, reviewer=cls.people["reviewer"], slot=1)
 
     def setUp(self):
         self.url = reverse("item-edit", args=[self.item.pk])

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.test import TestCase
 from django.urls import reverse
+from django.utils import timezone
 
-from annotations.models import Grade, GradingSession
+from annotations.models import Assignment, Grade, GradingSession
 from annotations.selectors import runs as run_selectors
 from annotations.services import grading as grading_services
 from annotations.services.errors import DomainError
@@ -26,6 +27,10 @@ class GradingTestCase(TestCase):
         cls.run_b = make_done_run(cls.benchmark, cls.items, label="secret-model-beta", answers={})
         cls.session = grading_services.grading_session_create(
             run_a=cls.run_a, run_b=cls.run_b, created_by=cls.people["curator"]
+        )
+        # The reviewer had an item of the benchmark to review: its sessions are in their scope.
+        Assignment.objects.create(
+            item=cls.items[0], reviewer=cls.people["reviewer"], slot=1, completed_at=timezone.now()
         )
 
     def grade(self, who: str, item, preference: str = "left", **kwargs) -> Grade:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.test import TestCase
 from rest_framework.test import APIClient
 
-from annotations.models import Job
+from annotations.models import ItemStatus, Job
 from annotations.services.triage import benchmark_triage
 from tests.factories import make_personas
 from tests.triage.test_views import broken_benchmark
@@ -17,6 +17,9 @@ class TriageApiTests(TestCase):
         cls.people = make_personas()
         cls.benchmark, cls.items = broken_benchmark("triaged-api")
         benchmark_triage(benchmark=cls.benchmark)
+        # The sound item is disputed: the benchmark is in the adjudicator's scope.
+        cls.items[-1].status = ItemStatus.DISPUTED
+        cls.items[-1].save()
         cls.url = f"/api/benchmarks/{cls.benchmark.name}/triage/"
 
     def api(self, who: str | None) -> APIClient:

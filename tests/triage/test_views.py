@@ -35,6 +35,9 @@ class TriagePageTests(TestCase):
         cls.people = make_personas()
         cls.benchmark, cls.items = broken_benchmark("triaged")
         benchmark_triage(benchmark=cls.benchmark)
+        # The sound item is disputed: the benchmark is in the adjudicator's scope.
+        cls.items[-1].status = ItemStatus.DISPUTED
+        cls.items[-1].save()
         cls.url = reverse("triage", args=[cls.benchmark.name])
 
     def login(self, who: str) -> None:
@@ -178,14 +181,20 @@ class TriageRecomputeTests(TestCase):
 
     def test_the_task_computes_and_stores_the_triage(self):
         from annotations.services.triage import triage_schedule
+        from annotations.tasks.jobs import job_chunk_task
         from annotations.tasks.triage import triage_benchmark_task
+        from tests.support.jobs import run_chunks
 
         with mock.patch("annotations.tasks.triage.triage_benchmark_task.delay"):
             job = triage_schedule(benchmark_id=self.benchmark.pk)
         triage_benchmark_task(job.pk)
         triage_benchmark_task(job.pk)  # redelivered: the claim fails, nothing happens twice
+        chunks = run_chunks(job.pk)  # the images to hash, then the evidence combined
+        self.assertEqual(len(chunks), 1)
+        job_chunk_task(chunks[0])  # redelivered: the chunk is done, nothing happens twice
         job.refresh_from_db()
         self.assertEqual(job.status, "done")
+        self.assertEqual((job.total, job.done), (3, 3))  # one image per item
         self.assertEqual(job.result["suspects"], 2)
         self.assertEqual(Suspicion.objects.filter(item__benchmark=self.benchmark).count(), 2)
 

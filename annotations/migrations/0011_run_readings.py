@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotations', '0009_run_chunks'),
+        ('annotations', '0010_run_chunks'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotations', '0008_review_changes_box_notes_endpoint_keys'),
+        ('annotations', '0009_job_chunks_and_twin_once'),
     ]
 
     operations = [
