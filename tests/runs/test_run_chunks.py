@@ -405,3 +405,24 @@ class ClaimAheadTests(TestCase):
         # What was sent was stored, and little was sent after the cancellation.
         self.assertEqual(run.predictions.count(), sent)
         self.assertLessEqual(sent, 4 + 2)
+
+
+class JobsPageRunRowTests(TestCase):
+    """The Jobs page counts a run's chunks and the ones taken over after their worker died."""
+
+    def test_a_runs_row_counts_its_chunks_and_their_recoveries(self):
+        from annotations.selectors.jobs import background_work
+
+        benchmark, _items = make_run_benchmark(12)
+        run = run_services.run_create(
+            benchmark=benchmark,
+            endpoint=make_endpoint("http://127.0.0.1:9/v1"),
+            concurrency=1,
+            enqueue=False,
+        )
+        first, second, _third = chunks_of(run)
+        RunChunk.objects.filter(pk=first.pk).update(status=RunStatus.DONE, recoveries=1)
+        RunChunk.objects.filter(pk=second.pk).update(status=RunStatus.DONE)
+        Run.objects.filter(pk=run.pk).update(recoveries=1)  # its finish once, too
+        [row] = [r for r in background_work() if (r["source"], r["row_id"]) == ("run", run.pk)]
+        self.assertEqual((row["chunks_done"], row["chunks_total"], row["recovered"]), (2, 3, 2))

@@ -33,7 +33,7 @@ from annotations.inference import (
 )
 from annotations.models import Image, Item, Prediction, Run, RunChunk, RunStatus
 from annotations.services.images import image_bytes
-from annotations.services.recovery import Lease, heartbeat, lease_update
+from annotations.services.recovery import Lease, heartbeat, heartbeat_seconds, lease_update
 from annotations.services.runs.providers import Provider
 from annotations.services.runs.scoring import UNANSWERED, Scored, reply_score
 
@@ -134,6 +134,7 @@ class ChunkAnswerer:
     cancelled: bool = False
     opened: list[_Open] = field(default_factory=list)
     _last_look: float = field(default_factory=time.monotonic)
+    _last_beat: float = field(default_factory=time.monotonic)
 
     @property
     def limit(self) -> int:
@@ -215,6 +216,10 @@ class ChunkAnswerer:
         if self.cancelled or now - self._last_look < self.poll_seconds:
             return
         self._last_look = now
+        if now - self._last_beat >= heartbeat_seconds():
+            # The run's own sign of life (the Jobs page reads it) while its chunks are answered.
+            self._last_beat = now
+            Run.objects.filter(pk=self.run.pk).update(heartbeat_at=timezone.now())
         status = Run.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
         if status not in ACTIVE:
             self.cancelled = True
