@@ -68,6 +68,7 @@ urlpatterns = [
     path("runs/<int:pk>/", run_views.run_detail, name="run"),
     path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),
     path("runs/<int:pk>/retry/", run_views.run_retry, name="run-retry"),
+    path("runs/<int:pk>/rescore/", run_views.run_rescore, name="run-rescore"),
     path("runs/<int:pk>/reassign/", baseline_views.baseline_reassign, name="baseline-reassign"),
     path("benchmarks/<slug:name>/leaderboard/", run_views.leaderboard, name="leaderboard"),
     path("grading/", grading_views.grading_index, name="grading"),

@@ -236,6 +236,9 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
         "processed_folder": str(CELERY_BROKER_DIR / "processed"),
         "store_processed": False,
+        # An idle worker looks in the folder this often (kombu's default is 1 s): a run's chunks
+        # are tasks of a second or two each, and each would wait half a second for its message.
+        "polling_interval": 0.1,
         # kombu's default is ./control, in whatever folder the process was started from.
         "control_folder": str(CELERY_BROKER_DIR / "control"),
     }
@@ -246,7 +249,9 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600)
     }
-for _folder in ("queue", "processed", "control") if CELERY_BROKER_URL.startswith("filesystem") else ():
+for _folder in (
+    ("queue", "processed", "control") if CELERY_BROKER_URL.startswith("filesystem") else ()
+):
     # The file-system transport expects its folders to exist before the first message.
     (CELERY_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_IGNORE_RESULT = True

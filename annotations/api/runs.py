@@ -35,6 +35,10 @@ class RunOutputSerializer(serializers.Serializer):
     status = serializers.CharField()
     filters = serializers.DictField()
     with_image = serializers.BooleanField()
+    lenient = serializers.BooleanField()
+    vlmeval_commit = serializers.CharField(
+        help_text="the VLMEvalKit commit whose rules read the answers ('' before them)"
+    )
     concurrency = serializers.IntegerField()
     total = serializers.IntegerField()
     completed = serializers.IntegerField()
@@ -58,6 +62,9 @@ class RunListCreateApi(ListAPIView):
         baseline = serializers.ChoiceField(choices=run_services.BASELINES, required=False)
         filters = serializers.DictField(required=False, default=dict)
         with_image = serializers.BooleanField(default=True)
+        lenient = serializers.BooleanField(
+            default=False, help_text="also score by the lenient readings, beside VLMEvalKit's"
+        )
         concurrency = serializers.IntegerField(
             default=4, min_value=1, max_value=run_services.MAX_CONCURRENCY
         )
@@ -95,6 +102,7 @@ class RunListCreateApi(ListAPIView):
             judge=judge,
             filters=data["filters"],
             with_image=data["with_image"],
+            lenient=data["lenient"],
             concurrency=data["concurrency"],
             seed=data["seed"],
             label=data["label"],

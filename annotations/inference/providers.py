@@ -26,9 +26,8 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import openai
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from annotations.inference.baselines import (
     BaselineProvider,
@@ -59,6 +58,9 @@ __all__ = [
     "predict",
 ]
 
+if TYPE_CHECKING:
+    import openai
+
 log = logging.getLogger(__name__)
 
 _RETRYABLE_STATUS = frozenset({408, 429})
@@ -68,6 +70,14 @@ class ChatProvider(Protocol):
     """Anything that answers OpenAI-style chat messages."""
 
     def complete(self, messages: list[dict[str, Any]]) -> Completion: ...
+
+
+def _openai() -> ModuleType:
+    # Imported where a client is built: `openai` (and its HTTP stack) costs a third of a second
+    # that commands, checks and workers which never call a model should not pay.
+    import openai
+
+    return openai
 
 
 @dataclass(eq=False)
@@ -186,6 +196,7 @@ class OpenAICompatibleProvider:
         self._rng = rng or random.Random()
         self._clock = clock
         self._secret = api_key or ""
+        self._openai = openai = _openai()
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "EMPTY", max_retries=0, timeout=timeout
         )
@@ -223,6 +234,7 @@ class OpenAICompatibleProvider:
                 self._wait(attempts, failure.reason, failure.retry_after)
 
     def _attempt(self, messages: list[dict[str, Any]], attempt_no: int) -> Completion:
+        openai = self._openai
         started = time.perf_counter()
         try:
             raw = self._client.chat.completions.with_raw_response.create(

@@ -31,6 +31,7 @@ from .runs import (
     Prediction,
     Preference,
     Run,
+    RunChunk,
     RunKind,
     RunStatus,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "ReviewChange",
     "ReviewChangeAction",
     "Run",
+    "RunChunk",
     "RunKind",
     "RunStatus",
     "Severity",

@@ -74,6 +74,10 @@ class Run(Leased):
     )
     filters = models.JSONField(default=dict, blank=True)
     with_image = models.BooleanField(default=True)
+    # Also score by our lenient readings, shown beside VLMEvalKit's score (never instead of it).
+    lenient = models.BooleanField(default=False)
+    # The VLMEvalKit commit whose rules read this run's answers ('' for runs read before them).
+    vlmeval_commit = models.CharField(max_length=40, blank=True)
     concurrency = models.PositiveSmallIntegerField(default=4)
     seed = models.BigIntegerField(default=0)
     status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED)
@@ -96,8 +100,46 @@ class Run(Leased):
         return self.label
 
 
+class RunChunk(Leased):
+    """A slice of a run's items, answered by one task: the unit that workers share.
+
+    The slice is a range of the items' `source_index` (inclusive) within the run's filters, so it
+    is the same set whichever worker reads it. A worker claims a queued chunk with a conditional
+    UPDATE (a lease), and a chunk whose worker died is put back in the queue by the reaper.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField()
+    first_index = models.BigIntegerField()
+    last_index = models.BigIntegerField()
+    size = models.PositiveIntegerField()
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    completed = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "number"], name="run_chunk_number_once")
+        ]
+        indexes = [models.Index(fields=["status", "run"], name="run_chunk_status")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}/{self.number}"
+
+
 class Prediction(models.Model):
-    """A run's answer to one item: exactly one per (run, item), enforced by the database."""
+    """A run's answer to one item: exactly one per (run, item), enforced by the database.
+
+    `extracted` and `hit` are the score: VLMEvalKit's reading of the reply, or, where its exact
+    matching read nothing and the run has a judge, the judge's (as VLMEvalKit does). Beside them
+    the reply's readings are all kept: VLMEvalKit's exact-matching letter, the judge's letter,
+    and our lenient letter and hit (a separate score, never the main one).
+    """
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="predictions")
     item = models.ForeignKey(
@@ -107,7 +149,12 @@ class Prediction(models.Model):
     raw_text = models.TextField(blank=True)
     extracted = models.CharField(max_length=1, blank=True)
     hit = models.BooleanField(null=True)
+    vlmeval_letter = models.CharField(max_length=1, blank=True)  # exact matching; '' is Z
     judged_by_llm = models.BooleanField(default=False)  # `extracted` is the judge's reading
+    judge_letter = models.CharField(max_length=1, blank=True)  # '' is Z
+    judge_drawn = models.BooleanField(default=False)  # every judge call failed: drawn, seeded
+    lenient_letter = models.CharField(max_length=1, blank=True)
+    lenient_hit = models.BooleanField(null=True)
     latency_ms = models.FloatField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)

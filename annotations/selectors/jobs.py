@@ -26,7 +26,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from annotations.models import Job, JobChunk, JobStatus, Release, Run, RunKind
+from annotations.models import Job, JobChunk, JobStatus, Release, Run, RunChunk, RunKind
 from annotations.services.recovery import is_stale, stale_seconds
 
 PER_PAGE = 50
@@ -118,7 +118,13 @@ def _jobs() -> QuerySet:
     )
 
 
+def _run_chunks(rows: QuerySet, column: str = "pk", how=Count) -> Subquery:
+    total = rows.order_by().values("run").annotate(n=how(column)).values("n")
+    return Coalesce(Subquery(total, output_field=IntegerField()), 0)
+
+
 def _runs() -> QuerySet:
+    chunks = RunChunk.objects.filter(run=OuterRef("pk"))
     return Run.objects.exclude(kind=RunKind.HUMAN).annotate(
         source=Value("run"),
         row_id=F("pk"),
@@ -126,10 +132,10 @@ def _runs() -> QuerySet:
         state=F("status"),
         done_steps=F("completed"),
         total_steps=F("total"),
-        chunks_done=Value(0),
-        chunks_total=Value(0),
+        chunks_done=_run_chunks(chunks.filter(status=JobStatus.DONE)),
+        chunks_total=_run_chunks(chunks),
         tries=F("attempts"),
-        recovered=F("recoveries"),
+        recovered=F("recoveries") + _run_chunks(chunks, "recoveries", Sum),
         beat=F("heartbeat_at"),
         alive=Coalesce("heartbeat_at", "created_at"),
         created=F("created_at"),

@@ -8,10 +8,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from annotations.models import (
+    CURATED_STATUSES,
+    TAXONOMY_FIELDS,
     Benchmark,
     Grade,
     GradingSession,
@@ -19,6 +21,7 @@ from annotations.models import (
     Prediction,
     Preference,
     Run,
+    RunChunk,
     RunStatus,
 )
 from annotations.scoring import (
@@ -29,8 +32,10 @@ from annotations.scoring import (
     win_rate_matrix,
 )
 from annotations.selectors.visibility import in_scope
-from annotations.services.runs import SUMMARY_FIELDS
 
+# Every field a run can be filtered on and its accuracy broken down by.
+SUMMARY_FIELDS = (*TAXONOMY_FIELDS, "degradation_type", "degradation_severity")
+FILTER_FIELDS = ("status", *SUMMARY_FIELDS)
 LEADERBOARD_STATUSES = (RunStatus.DONE, RunStatus.CANCELLED)
 
 
@@ -45,16 +50,131 @@ def run_get(*, pk: int) -> Run:
     return Run.objects.select_related("benchmark", "endpoint", "judge", "human").get(pk=pk)
 
 
+def run_items(
+    *, benchmark: Benchmark, filters: dict[str, Any], limited: bool = True
+) -> QuerySet[Item]:
+    """The items a run with these (clean) filters covers, in index order (its limit applied
+    unless `limited` is False: a chunk's index range already stops where the limit did)."""
+    items = Item.objects.filter(benchmark=benchmark)
+    for key, values in filters.items():
+        if key == "limit":
+            continue
+        if key == "status":
+            # "curated" is a shorthand for the statuses that go into releases.
+            expanded = {s for v in values for s in (CURATED_STATUSES if v == "curated" else (v,))}
+            items = items.filter(status__in=expanded)
+        else:
+            items = items.filter(**{f"{key}__in": values})
+    items = items.order_by("source_index")
+    limit = filters.get("limit") if limited else None
+    return items[:limit] if limit else items
+
+
+def chunk_pending_items(*, chunk: RunChunk, run: Run) -> list[Item]:
+    """The chunk's items that have no prediction yet, with their images, in index order."""
+    items = run_items(benchmark=run.benchmark, filters=run.filters, limited=False)
+    answered = Prediction.objects.filter(run_id=run.pk, item_id=OuterRef("pk"))
+    return list(
+        items.filter(source_index__range=(chunk.first_index, chunk.last_index))
+        .exclude(Exists(answered))
+        .prefetch_related("item_images__image")
+    )
+
+
+def run_has_active_chunks(*, run_id: int) -> bool:
+    return RunChunk.objects.filter(
+        run_id=run_id, status__in=(RunStatus.QUEUED, RunStatus.RUNNING)
+    ).exists()
+
+
+@dataclass
+class ChunkStrip:
+    """A run's chunks for its progress strip: counts by status and one cell per chunk (or per
+    group of neighbouring chunks when there are more than fit)."""
+
+    counts: dict[str, int]
+    cells: list[dict[str, Any]]
+    per_cell: int
+    recovered: int  # chunks put back in the queue after their worker died
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+# A group of chunks shows its most telling state: a failure first, then work under way.
+_CELL_ORDER = (RunStatus.FAILED, RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.CANCELLED)
+
+
+def run_chunk_strip(*, run: Run, cells: int = 240) -> ChunkStrip:
+    """One query: every chunk's state, folded into at most `cells` cells in run order."""
+    rows = list(
+        RunChunk.objects.filter(run_id=run.pk)
+        .order_by("number")
+        .values_list("number", "status", "completed", "size", "recoveries")
+    )
+    counts = dict.fromkeys(RunStatus.values, 0)
+    for row in rows:
+        counts[row[1]] += 1
+    per_cell = max(1, math.ceil(len(rows) / cells))
+    strip = []
+    for start in range(0, len(rows), per_cell):
+        group = rows[start : start + per_cell]
+        statuses = {row[1] for row in group}
+        state = next((s for s in _CELL_ORDER if s in statuses), RunStatus.DONE)
+        if state == RunStatus.QUEUED and RunStatus.DONE in statuses:
+            state = RunStatus.RUNNING  # a group half done is under way
+        strip.append(
+            {
+                "first": group[0][0] + 1,
+                "last": group[-1][0] + 1,
+                "status": state,
+                "label": RunStatus(state).label,
+                "completed": sum(row[2] for row in group),
+                "size": sum(row[3] for row in group),
+            }
+        )
+        cell = strip[-1]
+        cell["percent"] = round(100 * cell["completed"] / cell["size"]) if cell["size"] else 0
+    return ChunkStrip(counts, strip, per_cell, sum(1 for row in rows if row[4]))
+
+
 def run_predictions(
-    *, run: Run, wrong_only: bool = False, field_name: str = "", value: str = ""
+    *,
+    run: Run,
+    wrong_only: bool = False,
+    unmatched_only: bool = False,
+    field_name: str = "",
+    value: str = "",
 ) -> QuerySet[Prediction]:
-    """The run's predictions with their items, filtered (wrong only, one field's value)."""
+    """The run's predictions with their items, filtered (wrong only, replies VLMEvalKit's exact
+    matching read nothing in, one field's value)."""
     predictions = Prediction.objects.filter(run=run).select_related("item")
     if wrong_only:
         predictions = predictions.exclude(hit=True)
+    if unmatched_only:
+        predictions = predictions.filter(vlmeval_letter="", error="")
     if field_name in SUMMARY_FIELDS and value:
         predictions = predictions.filter(**{f"item__{field_name}": value})
     return predictions.order_by("item__source_index")
+
+
+@dataclass
+class VlmevalTable:
+    """VLMEvalKit's own table of a run, as its log prints it: a header and rows of cells."""
+
+    commit: str
+    header: list[str]
+    rows: list[list[Any]]
+
+
+def run_vlmeval_table(run: Run) -> VlmevalTable | None:
+    """The run's VLMEvalKit table from its summary (no query): `report_acc`'s rows by split, or
+    MedQ-DEG's score dict as one row."""
+    vlmeval = (run.summary or {}).get("vlmeval") or {}
+    if not vlmeval.get("rows"):
+        return None
+    return VlmevalTable(vlmeval["commit"], vlmeval["header"], vlmeval["rows"])
 
 
 def run_field_values(run: Run) -> dict[str, list[str]]:

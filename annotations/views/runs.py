@@ -16,7 +16,16 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from annotations.access import CURATOR, role_required
 from annotations.labels import field_label
-from annotations.models import Benchmark, EndpointKind, ItemStatus, ModelEndpoint, Run, RunStatus
+from annotations.models import (
+    Benchmark,
+    EndpointKind,
+    ItemStatus,
+    ModelEndpoint,
+    Run,
+    RunKind,
+    RunStatus,
+)
+from annotations.scoring import VLMEVAL_COMMIT
 from annotations.selectors import review as review_selectors
 from annotations.selectors import runs as run_selectors
 from annotations.selectors import visibility
@@ -43,9 +52,29 @@ class RunCreateForm(forms.Form):
         min_value=1,
         max_value=run_services.MAX_CONCURRENCY,
         initial=4,
-        label=_("Requests in flight"),
+        label=_("Requests in flight per chunk"),
+        widget=forms.NumberInput(
+            attrs={
+                "title": _(
+                    "A run is cut into chunks that the workers share; each chunk being "
+                    "answered keeps this many requests in flight."
+                )
+            }
+        ),
     )
     with_image = forms.BooleanField(required=False, initial=True, label=_("Send the image"))
+    lenient = forms.BooleanField(
+        required=False,
+        label=_("Lenient score too"),
+        widget=forms.CheckboxInput(
+            attrs={
+                "title": _(
+                    "Beside VLMEvalKit's score, a second one that also reads what VLMEvalKit "
+                    "does not (答案是B, a lower-case letter...). It never replaces VLMEvalKit's."
+                )
+            }
+        ),
+    )
     judge = forms.ChoiceField(required=False, label=_("LLM judge for unmatched answers"))
     label = forms.CharField(required=False, max_length=200, label=_("Label"))
     name = forms.CharField(required=False, max_length=100, label=_("Endpoint name"))
@@ -156,6 +185,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
             label=form.cleaned_data["label"],
             created_by=request.user,
             judge=form.judge_endpoint(),
+            lenient=form.cleaned_data["lenient"],
         )
     except DomainError as error:
         form.add_error(None, str(error))
@@ -174,13 +204,18 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
             # Finished: reload the whole page once, so the scores and predictions appear.
             return HttpResponseClientRefresh()
-        context = {"run": run, "clinicians": _other_clinicians(run)}
+        context = {"run": run, "clinicians": _other_clinicians(run), "strip": _strip(run)}
         return render(request, "runs/detail.html#progress", context)
     wrong_only = request.GET.get("wrong") == "1"
+    unmatched_only = request.GET.get("unmatched") == "1"
     by = request.GET.get("by", "")
     field_name, _sep, value = by.partition("=")
     predictions = run_selectors.run_predictions(
-        run=run, wrong_only=wrong_only, field_name=field_name, value=value
+        run=run,
+        wrong_only=wrong_only,
+        unmatched_only=unmatched_only,
+        field_name=field_name,
+        value=value,
     )
     page = Paginator(predictions, 50).get_page(request.GET.get("page"))
     field_values = run_selectors.run_field_values(run)
@@ -189,7 +224,16 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "page": page,
         "field_values": field_values,
         "clinicians": _other_clinicians(run),
-        "filters": {"wrong": "1" if wrong_only else "", "by": by},
+        "strip": _strip(run),
+        "filters": {
+            "wrong": "1" if wrong_only else "",
+            "unmatched": "1" if unmatched_only else "",
+            "by": by,
+        },
+        # Whoever looks at the replies VLMEvalKit could not read sees the lenient reading too.
+        "show_lenient": run.lenient or unmatched_only,
+        "vlmeval_table": run_selectors.run_vlmeval_table(run),
+        "vlmeval_commit": VLMEVAL_COMMIT,
         "breakdown": _breakdown(run),
         "filter_chips": [_filter_chip(key, value) for key, value in (run.filters or {}).items()],
     }
@@ -200,6 +244,11 @@ def _filter_chip(key: str, value) -> tuple[str, str]:
     if key == "item_ids":  # a limited session's fixed items: how many, not every id
         return str(_("Items")), str(len(value))
     return key, ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _strip(run: Run) -> run_selectors.ChunkStrip | None:
+    """The chunks' progress strip; a human baseline has no chunks."""
+    return None if run.kind == RunKind.HUMAN else run_selectors.run_chunk_strip(run=run)
 
 
 def _other_clinicians(run: Run) -> list:
@@ -242,6 +291,27 @@ def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
                 cleared,
             )
             % {"n": cleared},
+        )
+    return redirect("run", pk=run.pk)
+
+
+@require_POST
+@role_required(CURATOR)
+def run_rescore(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(Run.objects.select_related("benchmark"), pk=pk)
+    try:
+        changed = run_services.run_rescore(run=run)
+    except DomainError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(
+            request,
+            ngettext(
+                "Read again as VLMEvalKit %(commit)s reads: %(n)d answer changed.",
+                "Read again as VLMEvalKit %(commit)s reads: %(n)d answers changed.",
+                changed,
+            )
+            % {"n": changed, "commit": run.vlmeval_commit},
         )
     return redirect("run", pk=run.pk)
 

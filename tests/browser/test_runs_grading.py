@@ -39,19 +39,24 @@ def worker_thread(monkeypatch, live_server):
         with turns:
             return app(environ, start_response)
 
-    def work(run_id: int) -> None:
+    def work(task, row_id: int) -> None:
         try:
             with turns:
-                run_tasks.run_execute(run_id)  # the task body, exactly as a worker calls it
+                task(row_id)  # the task body, exactly as a worker calls it
         finally:
             connection.close()
 
-    def delay(run_id: int) -> None:
-        thread = threading.Thread(target=work, args=(run_id,), daemon=True)
-        threads.append(thread)
-        thread.start()
+    def delay_of(task):
+        def delay(row_id: int) -> None:
+            thread = threading.Thread(target=work, args=(task, row_id), daemon=True)
+            threads.append(thread)
+            thread.start()
 
-    monkeypatch.setattr(run_tasks.run_execute, "delay", delay)
+        return delay
+
+    # A run is sent as one task per chunk (and the reaper's task for the run).
+    for task in (run_tasks.run_chunk_execute, run_tasks.run_execute):
+        monkeypatch.setattr(task, "delay", delay_of(task))
     server.set_app(app_taking_turns)
     yield
     server.set_app(app)
@@ -69,6 +74,12 @@ def start_baseline_run(page, live_server, baseline: str) -> None:
     page.wait_for_selector("[data-status=done]")
     assert page.locator("[data-testid=run-percent]").inner_text() == "100%"
     assert page.locator(".big-number").is_visible()
+    # Every chunk of the run is shown done, and VLMEvalKit's table is printed under the scores.
+    chunks = page.locator(".chunk-strip .chunk")
+    assert chunks.count() >= 1
+    assert chunks.count() == page.locator(".chunk-strip .chunk-done").count()
+    assert page.locator("[data-testid=vlmeval-table]").is_visible()
+    assert "e8e78f0" in page.locator("[data-testid=vlmeval-commit]").inner_text()
 
 
 def logout(page) -> None:

@@ -196,11 +196,13 @@ class RetryTests(TestCase):
         Prediction.objects.create(run=run, item=self.items[0], extracted="A", hit=True)
         Prediction.objects.create(run=run, item=self.items[1], error="timeout")
         with (
-            mock.patch("annotations.tasks.runs.run_execute.delay") as delay,
+            mock.patch("annotations.tasks.runs.run_chunk_execute.delay") as delay,
             self.captureOnCommitCallbacks(execute=True),
         ):
             self._retry("run", run.pk)
-        delay.assert_called_once_with(run.pk)
+        # A run is answered chunk by chunk: its (one) chunk is queued again and its task sent.
+        [chunk] = run.chunks.all()
+        delay.assert_called_once_with(chunk.pk)
         run.refresh_from_db()
         self.assertEqual((run.status, run.total, run.completed), ("queued", 3, 1))
         self.assertEqual(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.test import override_settings
 
 from annotations.models import ModelEndpoint, Prediction, Run, RunStatus
+from annotations.scoring import VLMEVAL_COMMIT
 from annotations.services import runs as run_services
 from tests.factories import make_benchmark, make_item
 
@@ -48,14 +49,13 @@ def make_done_run(benchmark, items, *, label: str, answers: dict[int, str], user
         endpoint=endpoint,
         kind="model",
         label=label,
+        vlmeval_commit=VLMEVAL_COMMIT,
         status=RunStatus.RUNNING,
         total=len(items),
         created_by=user,
     )
     for item in items:
         text = answers.get(item.source_index, "A")
-        extracted, hit = run_services.prediction_score(
-            item=item, family=benchmark.family, text=text
-        )
-        Prediction.objects.create(run=run, item=item, raw_text=text, extracted=extracted, hit=hit)
+        readings = run_services.prediction_readings(item=item, family=benchmark.family, text=text)
+        Prediction.objects.create(run=run, item=item, raw_text=text, **readings)
     return run_services.run_finish(run_id=run.pk)

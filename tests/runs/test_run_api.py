@@ -53,6 +53,20 @@ class RunApiTests(TestCase):
         self.assertEqual(response.json()["status"], "queued")
         self.assertEqual(len(callbacks), 1)
 
+    def test_a_run_may_score_leniently_too_and_says_which_vlmevalkit_reads_it(self):
+        body = {"benchmark": "endo-api", "baseline": "first", "lenient": True}
+        with self.captureOnCommitCallbacks(execute=False):
+            response = self.as_("curator").post("/api/runs/", body, format="json")
+        self.assertEqual(response.status_code, 201, response.content)
+        self.assertEqual(
+            (response.json()["lenient"], response.json()["vlmeval_commit"]), (True, "e8e78f0")
+        )
+        self.assertTrue(Run.objects.get(pk=response.json()["id"]).lenient)
+        body["lenient"] = "sometimes"
+        self.assertEqual(
+            self.as_("curator").post("/api/runs/", body, format="json").status_code, 400
+        )
+
     def test_a_run_may_name_an_llm_judge(self):
         run_services.endpoint_ensure_openai(
             name="judge-gpt", base_url="http://127.0.0.1:9/v1", model="judge-model"

@@ -10,8 +10,15 @@ from django.core.management import CommandError, call_command
 from django.test import TestCase
 
 from annotations.models import Run, RunStatus
+from annotations.scoring import VLMEVAL_COMMIT
 from tests.runs.helpers import make_run_benchmark
-from tests.support.fake_openai import FakeOpenAIServer, answer_letter, image_count
+from tests.support.fake_openai import (
+    FakeOpenAIServer,
+    Reply,
+    answer_letter,
+    image_count,
+    prompt_text,
+)
 
 
 class RunModelCommandTests(TestCase):
@@ -36,8 +43,16 @@ class RunModelCommandTests(TestCase):
         self.assertEqual(len(document["predictions"]), 8)
         self.assertEqual(
             document["predictions"][0],
-            {"index": 1, "prediction": "A", "extracted": "A", "hit": False},
+            {"index": 1, "prediction": "A", "vlmeval_letter": "A", "hit": False},
         )
+        self.assertEqual(document["vlmeval_commit"], VLMEVAL_COMMIT)
+        self.assertEqual(document["vlmeval"]["commit"], VLMEVAL_COMMIT)
+        # VLMEvalKit's report_acc: one row ("none": no split column) with Overall and categories.
+        self.assertEqual(
+            document["vlmeval"]["table"],
+            [{"split": "none", "Overall": 0.25, "Anatomy": 0.5, "Lesion": 0.0}],
+        )
+        self.assertNotIn("lenient", document)
 
     def test_a_model_endpoint_runs_through_the_openai_client(self):
         with FakeOpenAIServer(answer_letter("The answer is B.")) as server:
@@ -79,6 +94,39 @@ class RunModelCommandTests(TestCase):
         )
         with self.assertRaises(CommandError):
             self.call("--baseline", "first", "--judge-model", "fake-judge")
+
+    def test_out_shows_every_reading_of_every_reply_with_the_judge_and_the_lenient_score(self):
+        replies = {1: "A", 2: "答案是C", 3: "Probably the second finding listed", 4: "(C) x"}
+
+        def model(request_json, attempt_no):
+            frame = int(prompt_text(request_json).split("frame ")[1].split("?")[0])
+            return Reply(text=replies[frame])
+
+        path = self.tmp / "out.json"
+        with FakeOpenAIServer(model) as server, FakeOpenAIServer(answer_letter("B")) as judge:
+            output = self.call(
+                "--base-url", server.base_url, "--model", "fake-vlm", "--limit", "4",
+                "--judge-base-url", judge.base_url, "--judge-model", "fake-judge",
+                "--lenient", "--out", str(path),
+            )  # fmt: skip
+        rows = {row["index"]: row for row in json.loads(path.read_text())["predictions"]}
+        # Gold answers cycle B, C, D, A from index 1.
+        self.assertEqual(
+            rows[1],
+            {"index": 1, "prediction": "A", "vlmeval_letter": "A", "hit": False,
+             "lenient_letter": "A", "lenient_hit": False},
+        )  # fmt: skip
+        # VLMEvalKit reads nothing in '答案是C' (no space) and asks the judge, who says B;
+        # the lenient reading sees the C (gold), beside it: a lenient hit, not a hit.
+        self.assertEqual(
+            rows[2],
+            {"index": 2, "prediction": "答案是C", "vlmeval_letter": None, "hit": False,
+             "judge_letter": "B", "judge_drawn": False, "lenient_letter": "C",
+             "lenient_hit": True},
+        )  # fmt: skip
+        self.assertEqual((rows[3]["vlmeval_letter"], rows[3]["judge_letter"]), (None, "B"))
+        self.assertEqual((rows[4]["vlmeval_letter"], rows[4]["hit"]), ("C", False))
+        self.assertRegex(output, r"overall accuracy 0\.0000 \(4 items\); lenient 0\.2500")
 
     def test_it_needs_a_model_or_a_baseline_and_a_known_benchmark(self):
         with self.assertRaises(CommandError):

@@ -10,6 +10,7 @@ from django.test import TestCase, TransactionTestCase
 
 from annotations.models import Prediction, Run, RunStatus
 from annotations.scoring import extract_mcq
+from annotations.scoring.judge import build_judge_prompt, judge_fallback
 from annotations.services import runs as run_services
 from annotations.services.errors import DomainError
 from tests.factories import make_personas
@@ -228,6 +229,13 @@ class OpenAIRunTests(TestCase):
         self.assertEqual(run.summary["overall"]["hits"], 1)
         self.assertEqual(list(run.summary["by"]["degradation_type"]), ["low_dose"])
         self.assertEqual(list(run.summary["by"]["modality"]), ["CT"])
+        # MedQ-DEG-Bench's own score dict, in its key order.
+        vlmeval = run.summary["vlmeval"]
+        self.assertEqual(
+            vlmeval["header"],
+            ["Overall", "Total", "Modality_CT", "DegType_low_dose", "Severity_mild"],
+        )
+        self.assertEqual(vlmeval["rows"], [[0.25, 4, 0.25, 0.25, 0.25]])
 
     def test_the_api_key_comes_from_the_named_environment_variable(self):
         with FakeOpenAIServer(answer_letter("A")) as server:
@@ -440,6 +448,12 @@ class JudgeTests(TestCase):
         run, asked = self.run_with_judge(judge)
         self.assertEqual(sorted(self.frame(r) for r in asked), [3, 4, 5, 6])
         prompt = prompt_text(asked[0])
+        first = next(i for i in self.items if f"frame {i.source_index}?" in prompt)
+        reply = "Looking at the mucosa, I would lean towards the second finding."
+        expected = build_judge_prompt(
+            question=first.question, options=dict(first.lettered_options), reply=reply
+        )
+        self.assertEqual(prompt, expected)  # VLMEvalKit's prompt, word for word
         self.assertIn("Answer: Looking at the mucosa", prompt)
         self.assertIn("A. Polyp", prompt)
         self.assertEqual(image_count(asked[0]), 0)  # the judge reads text only
@@ -448,17 +462,42 @@ class JudgeTests(TestCase):
         self.assertEqual(by_frame[3].extracted, "")  # the judge said Z: still unmatched
         for index in (4, 5, 6):
             prediction = by_frame[index]
-            self.assertEqual(prediction.extracted, "B")
+            self.assertEqual((prediction.extracted, prediction.judge_letter), ("B", "B"))
+            self.assertEqual(prediction.vlmeval_letter, "")  # the rules' own reading is kept
             self.assertEqual(prediction.hit, prediction.item.answer == "B")
+            self.assertFalse(prediction.judge_drawn)
+        self.assertEqual((by_frame[1].vlmeval_letter, by_frame[1].judge_letter), ("A", ""))
         self.assertEqual((run.summary["judged"], run.summary["unmatched"]), (4, 1))
         self.assertEqual(run.failed, 0)
 
-    def test_a_judge_that_fails_leaves_the_answer_unmatched_not_failed(self):
-        run, asked = self.run_with_judge(flaky(first_n_fail=9, status=503), max_retries=1)
-        self.assertEqual(len(asked), 8)  # two attempts for each of the four
+    def test_a_judge_that_keeps_failing_gives_vlmevalkits_drawn_letter_marked_as_drawn(self):
+        run, asked = self.run_with_judge(flaky(first_n_fail=99, status=503), max_retries=1)
+        # VLMEvalKit asks its judge three times (each call here is two HTTP attempts), then
+        # draws a letter among the options and Z: seeded by run and item, marked as drawn.
+        self.assertEqual(len(asked), 4 * 3 * 2)
         self.assertEqual(run.failed, 0)
-        self.assertFalse(run.predictions.filter(judged_by_llm=True).exists())
-        self.assertEqual(run.summary["unmatched"], 4)
+        drawn = run.predictions.filter(judge_drawn=True).select_related("item")
+        self.assertEqual(drawn.count(), 4)
+        for prediction in drawn:
+            key = f"{self.benchmark.name}:{prediction.item.source_index}"
+            expected = judge_fallback(
+                options=dict(prediction.item.lettered_options), seed=f"{run.pk}:{key}"
+            )
+            self.assertTrue(prediction.judged_by_llm)
+            self.assertEqual(prediction.judge_letter, "" if expected == "Z" else expected)
+            self.assertEqual(prediction.extracted, prediction.judge_letter)
+            self.assertEqual(prediction.hit, expected == prediction.item.answer)
+            self.assertEqual(prediction.vlmeval_letter, "")  # exact matching read nothing
+        self.assertEqual((run.summary["judged"], run.summary["drawn"]), (4, 4))
+
+    def test_a_judge_reply_it_cannot_read_is_asked_again(self):
+        def judge(request_json, attempt_no):
+            return Reply(text="I think it is the second one" if attempt_no == 1 else "B")
+
+        run, asked = self.run_with_judge(judge)
+        self.assertEqual(len(asked), 8)  # two calls for each of the four
+        judged = run.predictions.filter(judged_by_llm=True)
+        self.assertEqual(set(judged.values_list("judge_letter", "judge_drawn")), {("B", False)})
 
     def test_a_baseline_cannot_judge(self):
         with self.assertRaisesMessage(DomainError, "The judge must be a model endpoint"):

@@ -151,7 +151,8 @@ class RunDetailTests(RunPagesTestCase):
 
     def test_it_shows_the_scores_and_predictions(self):
         self.login()
-        with self.assertNumQueries(6):  # session, user, roles, run, count, page of predictions
+        # session, user, roles, run, count, chunks, page of predictions
+        with self.assertNumQueries(7):
             response = self.client.get(self.url())
         self.assertContains(response, "first-guess")
         self.assertContains(response, "Overall accuracy")
@@ -366,3 +367,84 @@ class LeaderboardTests(RunPagesTestCase):
         self.assertEqual(self.client.get(self.url).status_code, 302)
         self.login("reviewer")
         self.assertEqual(self.client.get(self.url).status_code, 403)
+
+
+class RunReadingsTests(RunPagesTestCase):
+    """Every reading of every reply on the run page: VLMEvalKit's, the judge's, the lenient one."""
+
+    def old_run(self) -> Run:
+        """A run read by the rules before VLMEvalKit's: '答案是B' was read as B then."""
+        run = make_done_run(self.benchmark, self.items, label="older", answers={})
+        Run.objects.filter(pk=run.pk).update(vlmeval_commit="")
+        Prediction.objects.filter(run=run, item=self.items[0]).update(
+            raw_text="答案是B", extracted="B", vlmeval_letter="B", hit=True
+        )  # items[0] (index 1) has gold B
+        run.refresh_from_db()
+        return run
+
+    def test_an_older_run_says_so_and_is_read_again_as_vlmevalkit_reads(self):
+        run = self.old_run()
+        self.login()
+        page = self.client.get(reverse("run", args=[run.pk]))
+        self.assertContains(page, "Read by the rules used before VLMEvalKit")
+        self.assertContains(page, "data-rescore")
+        response = self.client.post(reverse("run-rescore", args=[run.pk]), follow=True)
+        self.assertContains(response, "Read again as VLMEvalKit e8e78f0 reads: 1 answer changed.")
+        prediction = run.predictions.get(item=self.items[0])
+        self.assertEqual(
+            (prediction.vlmeval_letter, prediction.extracted, prediction.hit), ("", "", False)
+        )
+        self.assertEqual((prediction.lenient_letter, prediction.lenient_hit), ("B", True))
+        run.refresh_from_db()
+        self.assertEqual(run.vlmeval_commit, "e8e78f0")
+        self.assertEqual(run.summary["overall"]["hits"], 1)  # index 5 ("A", gold A) only
+        self.assertEqual(run.summary["lenient"]["overall"]["hits"], 2)
+        self.assertNotContains(response, "data-rescore")
+
+    def test_only_curators_read_again_and_only_by_post(self):
+        run = self.old_run()
+        url = reverse("run-rescore", args=[run.pk])
+        self.assertEqual(self.client.post(url).status_code, 302)
+        self.login("reviewer")
+        self.assertEqual(self.client.post(url).status_code, 403)
+        self.login()
+        self.assertEqual(self.client.get(url).status_code, 405)
+        run.refresh_from_db()
+        self.assertEqual(run.vlmeval_commit, "")
+
+    def test_a_running_run_is_not_read_again(self):
+        run = self.old_run()
+        Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+        self.login()
+        response = self.client.post(reverse("run-rescore", args=[run.pk]), follow=True)
+        self.assertContains(response, "Wait until the run has ended.")
+        self.assertEqual(run.predictions.get(item=self.items[0]).extracted, "B")
+
+    def test_the_unmatched_replies_show_both_readings(self):
+        run = make_done_run(
+            self.benchmark, self.items, label="chatty", answers={1: "答案是B", 2: "C", 3: "maybe"}
+        )
+        run_services.run_rescore(run=run)
+        self.login()
+        page = self.client.get(reverse("run", args=[run.pk]))
+        self.assertNotContains(page, 'data-col="lenient"')  # not a lenient run
+        self.assertContains(page, "review them")
+        response = self.client.get(reverse("run", args=[run.pk]) + "?unmatched=1")
+        shown = [p.item.source_index for p in response.context["page"]]
+        self.assertEqual(shown, [1, 3])
+        html = response.content.decode()
+        self.assertIn('<td data-col="lenient"><span class="letter lenient-only">B</span>', html)
+        self.assertIn('<td data-col="vlmeval"><span class="muted small">unmatched</span>', html)
+
+    def test_a_lenient_run_shows_its_lenient_score_beside_vlmevalkits(self):
+        run = make_done_run(self.benchmark, self.items, label="lenient", answers={1: "答案是B"})
+        Run.objects.filter(pk=run.pk).update(lenient=True)
+        run_services.run_rescore(run=Run.objects.get(pk=run.pk))
+        self.login()
+        page = self.client.get(reverse("run", args=[run.pk]))
+        self.assertContains(page, "Overall accuracy (VLMEvalKit)")
+        self.assertContains(page, 'data-testid="lenient"')
+        self.assertContains(page, "1 reply read only leniently")
+        self.assertContains(page, 'data-col="lenient"', count=6)
+        self.assertContains(page, "VLMEvalKit's table")
+        self.assertContains(page, '<td class="num">none</td><td class="num">0.166667</td>')

@@ -399,10 +399,14 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         attempt_no, serial = owner._record(kind, raw, request_json, dict(self.headers.items()))
         script = owner.script if kind == "chat" else owner.embeddings
-        reply = script(request_json, attempt_no)
-        # Wait on the stop event so that stopping the server does not hang on slow replies.
-        owner._stopping.wait(owner.latency + reply.delay)
-        self._send_reply(kind, reply, request_json, serial)
+        owner._enter(kind)
+        try:
+            reply = script(request_json, attempt_no)
+            # Wait on the stop event so that stopping the server does not hang on slow replies.
+            owner._stopping.wait(owner.latency + reply.delay)
+            self._send_reply(kind, reply, request_json, serial)
+        finally:
+            owner._leave(kind)
 
     def _send_reply(
         self, kind: str, reply: Reply, request_json: dict[str, Any], serial: int
@@ -467,6 +471,8 @@ class FakeOpenAIServer:
         self._headers: list[dict[str, str]] = []
         self._embedding_headers: list[dict[str, str]] = []
         self._attempts: Counter[str] = Counter()
+        self._in_flight = 0
+        self._max_in_flight = 0
         self._httpd = _FakeHTTPServer((host, port), _Handler)
         self._httpd.owner = self
         self._thread: threading.Thread | None = None
@@ -500,6 +506,31 @@ class FakeOpenAIServer:
         """Headers of every chat request, names lower-cased."""
         with self._lock:
             return list(self._headers)
+
+    @property
+    def in_flight(self) -> int:
+        """How many chat requests this server is answering now (a script may read it)."""
+        with self._lock:
+            return self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most chat requests this server was answering at the same moment."""
+        with self._lock:
+            return self._max_in_flight
+
+    def _enter(self, kind: str) -> None:
+        if kind != "chat":
+            return
+        with self._lock:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+
+    def _leave(self, kind: str) -> None:
+        if kind != "chat":
+            return
+        with self._lock:
+            self._in_flight -= 1
 
     def _record(
         self, kind: str, raw: bytes, request_json: dict[str, Any], headers: dict[str, str]

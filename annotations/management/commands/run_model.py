@@ -7,12 +7,15 @@ from urllib.parse import urlsplit
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotations.models import Benchmark, Prediction
+from annotations.models import Benchmark, Prediction, Run
+from annotations.selectors.runs import run_predictions
 from annotations.services import runs as run_services
 from annotations.services.errors import DomainError
 
 
 class Command(BaseCommand):
+    # Checks import every URL and view (scipy, SimpleITK...); `make test` and deploys run them.
+    requires_system_checks: list[str] = []
     help = (
         "Run a model (OpenAI-compatible endpoint) or a baseline over benchmark NAME in this "
         "process, with a progress bar; print the run id and the overall accuracy."
@@ -31,6 +34,11 @@ class Command(BaseCommand):
         parser.add_argument("--no-image", action="store_true", help="ask without the image")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--out", type=Path, help="write scores and predictions as JSON")
+        parser.add_argument(
+            "--lenient",
+            action="store_true",
+            help="also score by the lenient readings (beside VLMEvalKit's score, never instead)",
+        )
         parser.add_argument(
             "--judge-base-url", help="an LLM judge for the answers the rules cannot read"
         )
@@ -52,6 +60,7 @@ class Command(BaseCommand):
                 concurrency=options["concurrency"],
                 seed=options["seed"],
                 judge=self._judge(options),
+                lenient=options["lenient"],
                 enqueue=False,  # executed right here, through the same service as the worker
             )
             with tqdm(
@@ -67,7 +76,11 @@ class Command(BaseCommand):
         if options["out"]:
             self._write(options["out"], run)
         shown = "n/a" if overall is None else f"{overall:.4f}"
-        self.stdout.write(f"run {run.pk}: overall accuracy {shown} ({run.completed} items)")
+        line = f"run {run.pk}: overall accuracy {shown} ({run.completed} items)"
+        if run.lenient:
+            lenient = run.summary.get("lenient", {}).get("overall", {}).get("accuracy")
+            line += "; lenient " + ("n/a" if lenient is None else f"{lenient:.4f}")
+        self.stdout.write(line)
 
     def _endpoint(self, options):
         if options["baseline"]:
@@ -86,26 +99,57 @@ class Command(BaseCommand):
             raise CommandError("Give both --judge-base-url and --judge-model.")
         return _openai_endpoint(base_url, model, options["judge_api_key_env"])
 
-    def _write(self, path: Path, run) -> None:
+    def _write(self, path: Path, run: Run) -> None:
+        """Scores, VLMEvalKit's own table and every prediction with each of its readings."""
         summary = run.summary
-        rows = (
-            Prediction.objects.filter(run=run)
-            .order_by("item__source_index")
-            .values_list("item__source_index", "raw_text", "extracted", "hit")
-        )
         document = {
             "run": run.pk,
+            "vlmeval_commit": run.vlmeval_commit,
             "overall": summary.get("overall", {}).get("accuracy"),
-            "by": {
-                field: {value: score["accuracy"] for value, score in scores.items()}
-                for field, scores in summary.get("by", {}).items()
-            },
-            "predictions": [
-                {"index": index, "prediction": text, "extracted": extracted or None, "hit": hit}
-                for index, text, extracted, hit in rows
-            ],
+            "by": _accuracies(summary),
+            "vlmeval": _vlmeval_rows(summary.get("vlmeval", {})),
+            "predictions": [_prediction_row(p, run) for p in run_predictions(run=run)],
         }
+        if run.lenient:
+            document["lenient"] = {
+                "overall": summary.get("lenient", {}).get("overall", {}).get("accuracy"),
+                "by": _accuracies(summary.get("lenient", {})),
+            }
         path.write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8")
+
+
+def _vlmeval_rows(vlmeval: dict) -> dict:
+    """VLMEvalKit's table as rows keyed by its column names, in its column order."""
+    header = vlmeval.get("header", [])
+    rows = [dict(zip(header, row, strict=True)) for row in vlmeval.get("rows", [])]
+    return {"commit": vlmeval.get("commit"), "table": rows}
+
+
+def _accuracies(scores: dict) -> dict:
+    return {
+        field: {value: score["accuracy"] for value, score in by_value.items()}
+        for field, by_value in scores.get("by", {}).items()
+    }
+
+
+def _prediction_row(prediction: Prediction, run: Run) -> dict:
+    """The reply, VLMEvalKit's letter (None for Z) and the hit; the judge's letter where the
+    judge ran; the lenient letter and hit when the run scores leniently too."""
+    row = {
+        "index": prediction.item.source_index,
+        "prediction": prediction.raw_text,
+        "vlmeval_letter": prediction.vlmeval_letter or None,
+        "hit": prediction.hit,
+    }
+    if prediction.error:
+        row["error"] = prediction.error
+    if prediction.judged_by_llm:
+        row["judge_letter"] = prediction.judge_letter or None
+        row["judge_drawn"] = prediction.judge_drawn
+    if run.lenient:
+        row["lenient_letter"] = prediction.lenient_letter or None
+        row["lenient_hit"] = prediction.lenient_hit
+    return row
 
 
 def _openai_endpoint(base_url: str, model: str, api_key_env: str):
