@@ -29,6 +29,8 @@ class Benchmark(models.Model):
     # The imported TSV header in file order, so that an export keeps every column where it was.
     columns = models.JSONField(default=list, blank=True)
     option_letters = models.JSONField(default=list, blank=True)
+    # The fixed label sets of classification items, by field: {"tnm": [...], "t": [...], ...}.
+    label_sets = models.JSONField(default=dict, blank=True)
     # Set by a curator for a reader study: every pair review of this benchmark is blinded (sides
     # shuffled, "which is degraded?" first), whatever a reviewer's own mode.
     pairs_blinded = models.BooleanField(default=False)

@@ -28,6 +28,16 @@ class Severity(models.TextChoices):
     SEVERE = "severe", _("Severe")
 
 
+class ItemKind(models.TextChoices):
+    """What an item asks for, and so what its reviewed content and its scoring are."""
+
+    MCQ = "mcq", _("Multiple choice")  # options + the answer's letter
+    OPEN = "open", _("Open answer")  # a free-text reference (a report, an open question)
+    LABEL = "label", _("Classification")  # a label from the benchmark's label set (TNM)
+    BOX = "box", _("Localization")  # a target box on a CT phase or an image
+    RETRIEVAL = "retrieval", _("Retrieval")  # a report that belongs to its case
+
+
 class ItemQuerySet(models.QuerySet):
     def curated(self) -> ItemQuerySet:
         return self.filter(status__in=CURATED_STATUSES)
@@ -68,7 +78,14 @@ class Item(models.Model):
     hint = models.TextField(blank=True)
     # Option texts by position (A, B, ...); '' for an unused option column, kept for round trips.
     options = models.JSONField(default=list)
-    answer = models.CharField(max_length=1)
+    kind = models.CharField(max_length=12, choices=ItemKind.choices, default=ItemKind.MCQ)
+    # The letter of a multiple-choice item; the label of a classification item.
+    answer = models.CharField(max_length=200)
+    # The reference text of an open item (a report), or the report of a retrieval pair.
+    reference = models.TextField(blank=True)
+    # What else the kind needs: a label item's field ({"field": "t"}), a box item's target
+    # ({"label", "phase" or "image", "box"/"voxel"}), a retrieval pair's report kind.
+    target = models.JSONField(null=True, blank=True)
     category = models.CharField(max_length=200, blank=True, db_index=True)
     l2_category = models.CharField(max_length=200, blank=True)
     split = models.CharField(max_length=50, blank=True, db_index=True)
@@ -117,7 +134,10 @@ class Item(models.Model):
                 name="item_degraded_twin_once",
             ),
         ]
-        indexes = [models.Index(fields=["benchmark", "status"], name="item_benchmark_status")]
+        indexes = [
+            models.Index(fields=["benchmark", "status"], name="item_benchmark_status"),
+            models.Index(fields=["benchmark", "kind"], name="item_benchmark_kind"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.benchmark_id}#{self.source_index}"
@@ -139,13 +159,21 @@ class Item(models.Model):
         return self.options[position] if 0 <= position < len(self.options) else ""
 
     def content(self) -> dict:
-        """The reviewable content of this item, as stored in revisions and proposed by reviews."""
-        return {
-            "question": self.question,
-            "hint": self.hint,
-            "options": list(self.options),
-            "answer": self.answer,
-        }
+        """The reviewable content of this item, as stored in revisions and proposed by reviews.
+
+        A multiple-choice item's content is the same as before item kinds existed, so its
+        revisions and reviews compare across that change.
+        """
+        content = {"question": self.question, "hint": self.hint}
+        if self.kind == ItemKind.MCQ:
+            content.update(options=list(self.options), answer=self.answer)
+        elif self.kind == ItemKind.LABEL:
+            content.update(answer=self.answer, target=self.target)
+        elif self.kind in (ItemKind.OPEN, ItemKind.RETRIEVAL):
+            content.update(reference=self.reference, target=self.target)
+        else:
+            content.update(target=self.target)
+        return content
 
     def taxonomy(self) -> dict[str, str]:
         return {field: getattr(self, field) for field in TAXONOMY_FIELDS if getattr(self, field)}
