@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, Prefetch, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 
@@ -26,9 +26,19 @@ from annotations.models import (
 from annotations.scoring.accuracy import Score
 from annotations.selectors import visibility
 from annotations.selectors.review import Progress, next_in_queue, open_assignments
-from annotations.services.degrade import clean_items
 
 IMAGES = Prefetch("item_images", queryset=ItemImage.objects.select_related("image"))
+
+
+def clean_items(benchmark: Benchmark) -> QuerySet[Item]:
+    """Items that can get twins: marked clean, or unmarked and not themselves a twin."""
+    unmarked = Q(degradation_severity=Severity.NONE, clean_twin__isnull=True)
+    return (
+        Item.objects.filter(benchmark=benchmark)
+        .filter(Q(degradation_severity=Severity.CLEAN) | unmarked)
+        .exclude(modality="")
+        .order_by("source_index")
+    )
 
 
 def _pair_assignments(user):

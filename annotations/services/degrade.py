@@ -26,7 +26,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q, QuerySet
+from django.db.models import Max
 from django.utils.translation import gettext as _
 from PIL import Image as PILImage
 
@@ -45,9 +45,18 @@ from annotations.models import (
     RevisionReason,
     Severity,
 )
+from annotations.selectors.pairs import clean_items
 from annotations.services.errors import DomainError
 from annotations.services.images import image_bytes
-from annotations.services.jobs import OPEN, Check, ChunkedWork, PlannedChunk, Progress
+from annotations.services.jobs import (
+    OPEN,
+    Check,
+    ChunkedWork,
+    PlannedChunk,
+    Progress,
+    job_create,
+    job_send,
+)
 
 # Fields a twin shares with its clean item (the question and its taxonomy).
 COPIED_FIELDS = ("question", "hint", "options", "answer", *TAXONOMY_FIELDS)
@@ -111,17 +120,6 @@ def kinds_for_modality(modality: str) -> list[str]:
         return []
 
 
-def clean_items(benchmark: Benchmark) -> QuerySet[Item]:
-    """Items that can get twins: marked clean, or unmarked and not themselves a twin."""
-    unmarked = Q(degradation_severity=Severity.NONE, clean_twin__isnull=True)
-    return (
-        Item.objects.filter(benchmark=benchmark)
-        .filter(Q(degradation_severity=Severity.CLEAN) | unmarked)
-        .exclude(modality="")
-        .order_by("source_index")
-    )
-
-
 def degrade_plan(
     *, benchmark: Benchmark, kinds: list[str], severities: list[str], seed: int
 ) -> list[PlannedTwin]:
@@ -177,6 +175,13 @@ def benchmark_degrade(
         raise DomainError(_("The seed must be zero or positive."))
     plan = degrade_plan(benchmark=benchmark, kinds=kinds, severities=severities, seed=seed)
     return degrade_twins(planned=plan, base_seed=seed, user=user, progress=progress)
+
+
+def degrade_job_start(*, benchmark: Benchmark, params: dict, user) -> Job:
+    """Queue a degradation job for the benchmark; its task is sent after the commit."""
+    job = job_create(kind="degrade", params=params, user=user, benchmark=benchmark)
+    transaction.on_commit(lambda: job_send(job_id=job.pk, kind="degrade"))
+    return job
 
 
 def degrade_twins(

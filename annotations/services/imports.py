@@ -26,7 +26,15 @@ from annotations.formats import ReadLimits, open_reader
 from annotations.formats.cells import metadata_warnings
 from annotations.formats.errors import FormatError, RowProblem, RowWarning
 from annotations.imaging.images import ImageError, PreparedImage, prepare_image
-from annotations.models import Benchmark, Family, Item, ItemImage, ItemRevision, RevisionReason
+from annotations.models import (
+    COLUMN_FIELDS,
+    Benchmark,
+    Family,
+    Item,
+    ItemImage,
+    ItemRevision,
+    RevisionReason,
+)
 from annotations.services.errors import DomainError
 from annotations.services.images import ImageStaging, import_work_dir, staged_images_discard
 
@@ -35,20 +43,6 @@ BATCH = 1000
 MAX_LISTED_WARNINGS = 500
 _PROGRESS_SECONDS = 0.5
 
-# Imported column -> Item field. Every other column is kept in Item.extra under its own name.
-COLUMN_FIELDS = {
-    "category": "category",
-    "l2-category": "l2_category",
-    "split": "split",
-    "task": "task",
-    "subtask": "subtask",
-    "scene": "scene",
-    "dataset": "dataset",
-    "modality": "modality",
-    "source": "source",
-    "degradation_type": "degradation_type",
-    "degradation_severity": "degradation_severity",
-}
 CORE_COLUMNS = {"index", "image", "question", "hint", "answer"}
 _INDEX_RANGE = range(-(2**63), 2**63)  # what the database's bigint holds
 
