@@ -38,6 +38,7 @@ test: $(VENV)/.installed-test chromium gettext
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(MAKE) --no-print-directory architecture
+	$(MAKE) --no-print-directory typecheck
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(MAKE) --no-print-directory check-deploy
@@ -62,6 +63,10 @@ lint: $(VENV)/.installed-test
 # The layering rules of .importlinter (tests/test_architecture.py shows each one catches a leak).
 architecture: $(VENV)/.installed-test
 	$(VENV)/bin/lint-imports
+
+# mypy with django-stubs on services, selectors, formats, scoring and inference (pyproject.toml).
+typecheck: $(VENV)/.installed-test
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf var .pytest_cache

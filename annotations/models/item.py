@@ -179,7 +179,7 @@ class Item(models.Model):
         A multiple-choice item's content is the same as before item kinds existed, so its
         revisions and reviews compare across that change.
         """
-        content = {"question": self.question, "hint": self.hint}
+        content: dict[str, object] = {"question": self.question, "hint": self.hint}
         if self.kind == ItemKind.MCQ:
             content.update(options=list(self.options), answer=self.answer)
         elif self.kind == ItemKind.LABEL:

@@ -6,7 +6,9 @@ Each function runs a fixed number of queries whatever the benchmark size.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch, Q, QuerySet
@@ -218,13 +220,13 @@ class _Tally:
         return (hits - clean_hits) / n if n else None
 
 
-def _level(row: dict) -> str:
+def _level(row: Mapping[str, Any]) -> str:
     if row["item__clean_twin_id"] is not None:
         return row["item__degradation_severity"]
     return CLEAN
 
 
-def _robustness_of(run: Run, rows: list[dict]) -> RunRobustness:
+def _robustness_of(run: Run, rows: list[Mapping[str, Any]]) -> RunRobustness:
     hits = {row["item_id"]: row["hit"] is True for row in rows}
     overall = _Tally()
     groups: dict[str, dict[str, _Tally]] = {name: defaultdict(_Tally) for name, _ in GROUPINGS}
@@ -248,8 +250,8 @@ def _robustness_of(run: Run, rows: list[dict]) -> RunRobustness:
             GroupRow(value, tally.scores(), tally.drop(), tally.paired[0])
             for value, tally in sorted(groups[name].items())
         ]
-    overall = GroupRow(_("All items"), result.overall, result.drop, result.pairs)
-    result.charts = [("overall", chart([overall]))]
+    everything = GroupRow(_("All items"), result.overall, result.drop, result.pairs)
+    result.charts = [("overall", chart([everything]))]
     result.charts += [(label, chart(rows)) for label, rows in result.groups.items() if rows]
     return result
 
@@ -262,7 +264,7 @@ def robustness(benchmark: Benchmark) -> list[RunRobustness]:
     twins of its degraded items. Two queries.
     """
     runs = list(Run.objects.filter(benchmark=benchmark).order_by("created_at", "pk"))
-    rows_by_run: dict[int, list[dict]] = defaultdict(list)
+    rows_by_run: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
     predictions = Prediction.objects.filter(run__in=runs).values(
         "run_id",
         "item_id",
