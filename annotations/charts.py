@@ -194,9 +194,12 @@ class ScoreNumbers(Protocol):
 
 
 class LevelRow(Protocol):
-    label: str
-    scores: Mapping[str, Any]  # level -> ScoreNumbers
-    drop: float | None
+    @property
+    def label(self) -> str: ...
+    @property
+    def scores(self) -> Mapping[str, Any]: ...  # level -> ScoreNumbers
+    @property
+    def drop(self) -> float | None: ...
 
 
 @dataclass
