@@ -45,10 +45,14 @@ def benchmark_summaries(user) -> list[BenchmarkSummary]:
     return [BenchmarkSummary(b, counts.get(b.id, {})) for b in benchmarks]
 
 
-def benchmark_items(benchmark: Benchmark, *, status: str = "", category: str = "", query: str = ""):
+def benchmark_items(
+    benchmark: Benchmark, *, status: str = "", kind: str = "", category: str = "", query: str = ""
+):
     items = Item.objects.filter(benchmark=benchmark).order_by("source_index")
     if status:
         items = items.filter(status=status)
+    if kind:
+        items = items.filter(kind=kind)
     if category:
         items = items.filter(category=category)
     if query:
