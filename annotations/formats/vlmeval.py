@@ -106,7 +106,7 @@ def _header_problems(header: list[str], required: Sequence[str]) -> list[RowProb
         elif name in seen:
             problems.append(RowProblem(0, name, "duplicate column name", "duplicate_column"))
         seen.add(name)
-    for name in required:
+    for name in dict.fromkeys(required):  # a family may repeat a core column: say it once
         if name not in seen:
             problems.append(RowProblem(0, name, "missing required column", "missing_column"))
     if not seen.intersection(IMAGE_COLUMNS):
@@ -188,6 +188,16 @@ class McqTsvReader:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def header_problems(self) -> list[RowProblem]:
+        """The header checked alone, before any row is read (an upload's quick check)."""
+        try:
+            self._started()
+        except FormatError as error:
+            return list(error.problems)
+        finally:
+            self.close()
+        return []
 
     def close(self) -> None:
         """Release the file if the reader opened it."""

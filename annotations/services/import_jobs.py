@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -11,8 +12,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from annotations.formats import open_reader
+from annotations.formats.errors import RowProblem
 from annotations.models import Benchmark, Family, Job
 from annotations.services.errors import DomainError
+from annotations.services.imports import ImportFailed, import_limits
 from annotations.services.jobs import job_create
 
 UPLOADS_FOLDER = "uploads"
@@ -82,9 +86,22 @@ def upload_discard(*, stored: StoredUpload) -> None:
     shutil.rmtree(_folder(stored.token), ignore_errors=True)
 
 
+def upload_problems(*, stored: StoredUpload, family: str) -> list[RowProblem]:
+    """What can be told of the file at once, before a worker reads it all: a zip that is not
+    one, a table whose header is empty, unreadable or lacks a required column."""
+    if stored.suffix == ".zip":
+        if zipfile.is_zipfile(stored.path):
+            return []
+        return [RowProblem(0, None, "not a readable zip file", "not_zip")]
+    if stored.suffix == ".json":
+        return []  # an array is only known once the whole file is read
+    return open_reader(stored.path, family, limits=import_limits()).header_problems()
+
+
 def import_start(*, stored: StoredUpload, family: str, name: str, user) -> Job:
     """Queue the import of a stored upload as benchmark `name`; the worker starts after commit.
-    Refuses (DomainError) a taken name or a file this family cannot read."""
+    Refuses (DomainError) a taken name or a file this family cannot read, and (ImportFailed,
+    with the problems) a file whose header or archive is already wrong."""
     problem = file_type_problem(family, stored.name)
     if problem:
         raise DomainError(problem, code="wrong_file_type")
@@ -92,6 +109,9 @@ def import_start(*, stored: StoredUpload, family: str, name: str, user) -> Job:
         raise DomainError(_("A benchmark with this name already exists."), code="name_taken")
     if not stored.exists():
         raise DomainError(_("The uploaded file is gone; upload it again."), code="upload_gone")
+    problems = upload_problems(stored=stored, family=family)
+    if problems:
+        raise ImportFailed(problems)
     from annotations.tasks.imports import benchmark_import_task  # tasks import services
 
     params = {"path": str(stored.path), "family": family, "name": name, "file_name": stored.name}

@@ -24,6 +24,7 @@ from annotations.services.import_jobs import (
     upload_discard,
     upload_store,
 )
+from annotations.services.imports import ImportFailed
 
 FAMILY_CHOICES = [
     ("vlmeval", _("VLMEvalKit multiple-choice TSV")),
@@ -108,6 +109,7 @@ def benchmark_import_view(request: HttpRequest) -> HttpResponse:
         kept = upload_store(upload=upload)
         request.session[SESSION_KEY] = asdict(kept)
     form = ImportForm(request.POST, refused=refused, kept=kept)
+    refusal = None
     if form.is_valid():
         try:
             job = import_start(
@@ -116,12 +118,21 @@ def benchmark_import_view(request: HttpRequest) -> HttpResponse:
                 name=form.cleaned_data["name"],
                 user=request.user,
             )
+        except ImportFailed as error:
+            # The file itself is wrong: it is not kept, its problems are listed.
+            refusal = {
+                "name": kept.name,
+                "problems": [import_problem(asdict(p)) for p in error.problems],
+            }
+            upload_discard(stored=kept)
+            request.session.pop(SESSION_KEY, None)
+            kept = None
         except DomainError as error:
             form.add_error("name" if error.code == "name_taken" else "file", str(error))
         else:
             request.session.pop(SESSION_KEY, None)
             return redirect("job", pk=job.pk)
-    context = {"form": form, "limits": _limits(), "kept": kept}
+    context = {"form": form, "limits": _limits(), "kept": kept, "refusal": refusal}
     return render(request, "annotations/import.html", context)
 
 
