@@ -155,6 +155,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "job": job,
         "problems": [import_problem(problem) for problem in result.get("problems") or []],
+        "problems_total": result.get("problems_total") or len(result.get("problems") or []),
         "warnings": _warnings(job),
         "item_count": item_count,
         "chunks": job_chunks(job),
