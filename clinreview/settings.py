@@ -304,9 +304,17 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
+LOG_LEVEL = env_str("LOG_LEVEL", "WARNING")
+# One handler, on the root: Django's own "django" logger would print every record a second time
+# under DEBUG. Its request logger drops the traceback of refused (4xx) requests.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"client_error": {"()": "clinreview.log_filters.ClientErrorWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "django.request": {"filters": ["client_error"]},
+    },
 }
