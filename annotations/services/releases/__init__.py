@@ -1,8 +1,9 @@
 """Releases: versioned, reproducible VLMEvalKit exports, streamed and published atomically.
 
 - `selection`: which items and which TSV columns (per family), release name rules
-- `export`: one streamed pass writing every file into a temporary folder, published by rename
-- `tsv`, `provenance`, `cocofile`, `manifest`: the files; `sources`: image bytes; `writer`: hashing
+- `rows`, `provenance`: the items as rows, TSV cells and NAME.json items, a chunk at a time
+- `export`: one pass writing and hashing every file (`formats.stream`) into a partial folder,
+  published by rename
 - `build`: the Release row (create, build, fail, retry)
 """
 
@@ -18,27 +19,14 @@ from annotations.services.releases.build import (
     release_selection,
     release_start,
 )
-from annotations.services.releases.export import (
-    PART_BYTES,
-    ExportOptions,
-    ExportResult,
-    release_export,
-)
-from annotations.services.releases.manifest import BOX_CONVENTION, SCHEMA_VERSION
-from annotations.services.releases.selection import (
-    FILTER_FIELDS,
-    check_release_name,
-    release_items,
-)
+from annotations.services.releases.export import PART_BYTES, ExportOptions, release_export
+from annotations.services.releases.selection import FILTER_FIELDS, check_release_name, release_items
 
 __all__ = [
-    "BOX_CONVENTION",
     "FILTER_FIELDS",
     "PART_BYTES",
-    "SCHEMA_VERSION",
     "WITHHOLD_KEY",
     "ExportOptions",
-    "ExportResult",
     "check_release_name",
     "release_build",
     "release_create",

@@ -1,9 +1,5 @@
-"""Versioned releases: create the Release row, build and publish its files, fail, retry.
-
-A release is immutable once published. Building is idempotent: a published release is left as it
-is; a building or failed one is (re)built from scratch into a fresh temporary folder, under an
-exclusive lock so that two workers never build the same release at once.
-"""
+"""Versioned releases: create, build and publish, fail, retry. A published release never changes;
+a building or failed one is rebuilt from scratch into a fresh partial folder, under a lock."""
 
 from __future__ import annotations
 
@@ -16,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -29,14 +25,9 @@ from annotations.services.releases.export import (
     ExportOptions,
     release_export,
 )
-from annotations.services.releases.selection import (
-    check_release_name,
-    clean_filters,
-    release_items,
-)
+from annotations.services.releases.selection import check_release_name, clean_filters, release_items
 
-# How often a build records its rows and progress (see `_Recorder`).
-RECORD_SECONDS = 1.0
+RECORD_SECONDS = 1.0  # how often a build records its rows and progress (`_Recorder`)
 RECORD_ROWS = 10_000
 
 # Release.filters holds the item filters and, under this key, the split whose answers are withheld.
@@ -179,46 +170,35 @@ def release_retry(*, release: Release) -> Release:
 
 
 class _Recorder:
-    """Records which revision of each item the release's files hold, as they are written, and
-    the build's progress (`on_chunk` of `release_export`; `flush` once the export is done).
-
-    Rows are recorded as written, so they say exactly which revision each file row holds. They
-    are committed at the first chunk (progress shows at once), then at most once per
-    `RECORD_SECONDS` or `RECORD_ROWS`: a commit per chunk cost the export more than the rows
-    themselves (SQLite rewrites the same pages into its log at each commit, and its
-    checkpoints wait for the disk).
-    """
+    """Records which revision of each item the files hold, as written, with the progress: in
+    small transactions of their own (the web page and the CLI see them), at the first chunk and
+    then at most once per `RECORD_SECONDS` or `RECORD_ROWS` (a commit per chunk cost SQLite more
+    than the rows). `flush` once the export is done."""
 
     def __init__(self, release_id: int) -> None:
         self.release_id = release_id
-        table = connection.ops.quote_name(ReleaseItem._meta.db_table)
-        columns = ", ".join(
-            connection.ops.quote_name(ReleaseItem._meta.get_field(name).column)
-            for name in ("release", "item", "item_version")
-        )
-        self.insert = f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s)"
-        self.pending: list[tuple[int, int, int]] = []
+        self.pending: list[ReleaseItem] = []
         self.last: float | None = None
 
     def __call__(self, written: list[tuple[int, int]]) -> None:
-        self.pending.extend((self.release_id, item, version) for item, version in written)
+        self.pending += [
+            ReleaseItem(release_id=self.release_id, item_id=item, item_version=version)
+            for item, version in written
+        ]
         now = time.monotonic()
-        due = self.last is None or now - self.last >= RECORD_SECONDS
-        if due or len(self.pending) >= RECORD_ROWS:
+        late = self.last is None or now - self.last >= RECORD_SECONDS
+        if late or len(self.pending) >= RECORD_ROWS:
             self.flush()
             self.last = now
 
     def flush(self) -> None:
-        if not self.pending:
-            return
-        # One executemany of plain tuples: a model instance per row cost more than
-        # base64-encoding its image.
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.executemany(self.insert, self.pending)
-            Release.objects.filter(pk=self.release_id).update(
-                progress=F("progress") + len(self.pending)
-            )
-        self.pending = []
+        if self.pending:
+            with transaction.atomic():
+                ReleaseItem.objects.bulk_create(self.pending, batch_size=2000)
+                Release.objects.filter(pk=self.release_id).update(
+                    progress=F("progress") + len(self.pending)
+                )
+            self.pending = []
 
 
 @contextlib.contextmanager
