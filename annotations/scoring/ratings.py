@@ -12,7 +12,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import expit
 
 Comparison = tuple[str, str, float]
 
@@ -81,6 +80,8 @@ def _log_likelihood(theta: np.ndarray, wins: np.ndarray, games: np.ndarray) -> f
 
 
 def _fit_log_strengths(wins: np.ndarray, games: np.ndarray) -> np.ndarray:
+    from scipy.special import expit  # scipy costs a command's start-up half a second: here only
+
     theta = np.zeros_like(wins)
     for _ in range(_MAX_ITERATIONS):
         p_win = expit(theta[:, None] - theta[None, :])
