@@ -8,6 +8,7 @@ from annotations.models.jobs import Leased
 
 
 class ReleaseStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
     BUILDING = "building", _("Building")
     PUBLISHED = "published", _("Published")
     FAILED = "failed", _("Failed")

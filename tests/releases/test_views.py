@@ -81,7 +81,7 @@ def test_a_curator_starts_a_release_from_the_form(client, people, benchmark, que
 
     release = Release.objects.get(name="EndoTest")
     assert response.status_code == 302 and response.url == reverse("release", args=[release.pk])
-    assert release.status == ReleaseStatus.BUILDING and release.created_by == people["curator"]
+    assert release.status == ReleaseStatus.QUEUED and release.created_by == people["curator"]
     assert release.filters == {"split": ["test"]} and release.item_count == 2
 
 
@@ -134,7 +134,7 @@ def test_a_failed_release_can_be_retried_from_its_page(client, people, benchmark
 
     assert response.status_code == 302
     release.refresh_from_db()
-    assert release.status == ReleaseStatus.BUILDING and release.error == ""
+    assert release.status == ReleaseStatus.QUEUED and release.error == ""
 
 
 def test_the_diff_lists_added_removed_and_changed_items_with_their_fields(

@@ -19,6 +19,7 @@ from django.utils.translation import gettext
 
 from annotations.models import Benchmark, Release, ReleaseItem, ReleaseStatus
 from annotations.services.errors import DomainError
+from annotations.services.recovery import Lease, LeaseLost, heartbeat, lease_claim, lease_update
 from annotations.services.releases.export import (
     PART_BYTES,
     TEMP_MARK,
@@ -57,7 +58,7 @@ def release_create(
     withhold_split: str = "",
     path: Path | None = None,
 ) -> Release:
-    """A new release (status building) of the benchmark's items that match the selection."""
+    """A new release (queued) of the benchmark's items that match the selection."""
     check_release_name(name)
     check_release_name(version, what="version")
     cleaned = clean_filters(filters)
@@ -74,7 +75,7 @@ def release_create(
         benchmark=benchmark,
         name=name,
         version=version,
-        status=ReleaseStatus.BUILDING,
+        status=ReleaseStatus.QUEUED,
         filters={**cleaned, WITHHOLD_KEY: withhold_split} if withhold_split else cleaned,
         include_all=include_all,
         path=str(path or release_folder(name, version)),
@@ -98,69 +99,88 @@ def release_build(
     progress: Callable[[int], None] | None = None,
     part_bytes: int | None = PART_BYTES,
     local_layout: bool | None = None,
+    claimable: tuple[str, ...] = (
+        ReleaseStatus.QUEUED,
+        ReleaseStatus.BUILDING,
+        ReleaseStatus.FAILED,
+    ),
 ) -> Release:
-    """Write the release's files under its path and publish it; a published release is returned
-    untouched. On failure the release is marked failed (and the error raised)."""
-    release.refresh_from_db()
-    if release.status == ReleaseStatus.PUBLISHED:
-        return release
+    """Build the release's files from scratch and publish them, under a lease that beats while
+    it works (a worker takes only a queued release, the command also a killed or failed one).
+    A published release, or one another builder holds, is returned as it is; on failure the
+    release is marked failed and the error raised; `LeaseLost` if a successor took over."""
     target = Path(release.path or release_folder(release.name, release.version))
     with _build_lock(target):
-        _sweep(target, release)
-        ReleaseItem.objects.filter(release=release).delete()
-        filters, withhold = release_selection(release)
-        Release.objects.filter(pk=release.pk).update(
-            status=ReleaseStatus.BUILDING, error="", progress=0
+        claimed = Release.objects.filter(status__in=claimable)
+        lease = lease_claim(
+            claimed, release.pk, status=ReleaseStatus.BUILDING, error="", progress=0
         )
-        recorder = _Recorder(release.pk)
-        try:
-            result = release_export(
-                benchmark=release.benchmark,
-                out_dir=target,
-                name=release.name,
-                include_all=release.include_all,
-                filters=filters,
-                progress=progress,
-                options=ExportOptions.release(
-                    version=release.version,
-                    withhold_split=withhold,
-                    part_bytes=part_bytes,
-                    local_layout=local_layout,
-                ),
-                on_chunk=recorder,
-            )
-            recorder.flush()
-        except Exception as error:
-            release_fail(release_id=release.pk, message=str(error) or type(error).__name__)
-            raise
-        Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
-            status=ReleaseStatus.PUBLISHED,
-            manifest=result.manifest,
-            item_count=result.item_count,
-            progress=result.item_count,
-            published_at=timezone.now(),
-        )
+        if lease is not None:
+            with heartbeat(lease):
+                _build(release, target, lease, progress, part_bytes, local_layout)
     release.refresh_from_db()
     return release
 
 
-def release_fail(*, release_id: int, message: str) -> None:
-    """Mark a release that was being built as failed; what it had recorded is dropped."""
-    with transaction.atomic():
-        changed = Release.objects.filter(pk=release_id, status=ReleaseStatus.BUILDING).update(
-            status=ReleaseStatus.FAILED, error=message[:2000]
+def _build(
+    release: Release, target: Path, lease: Lease, progress, part_bytes, local_layout
+) -> None:
+    _sweep(target, release)
+    ReleaseItem.objects.filter(release=release).delete()
+    filters, withhold = release_selection(release)
+    recorder = _Recorder(release.pk, lease)
+    options = ExportOptions.release(
+        version=release.version,
+        withhold_split=withhold,
+        part_bytes=part_bytes,
+        local_layout=local_layout,
+    )
+    try:
+        result = release_export(
+            benchmark=release.benchmark,
+            out_dir=target,
+            name=release.name,
+            include_all=release.include_all,
+            filters=filters,
+            progress=progress,
+            options=options,
+            on_chunk=recorder,
         )
-        if changed:
+        recorder.flush()
+    except LeaseLost:
+        raise
+    except Exception as error:
+        message = str(error) or type(error).__name__
+        release_fail(release_id=release.pk, message=message, attempt=lease.attempt)
+        raise
+    lease_update(
+        lease,
+        status=ReleaseStatus.PUBLISHED,
+        manifest=result.manifest,
+        item_count=result.item_count,
+        progress=result.item_count,
+        published_at=timezone.now(),
+    )
+
+
+def release_fail(*, release_id: int, message: str, attempt: int | None = None) -> None:
+    """Mark a release that was being built as failed (by the builder holding lease `attempt`,
+    when given); what it had recorded is dropped."""
+    building = Release.objects.filter(pk=release_id, status=ReleaseStatus.BUILDING)
+    if attempt is not None:
+        building = building.filter(attempts=attempt)
+    with transaction.atomic():
+        if building.update(status=ReleaseStatus.FAILED, error=message[:2000]):
             ReleaseItem.objects.filter(release_id=release_id).delete()
 
 
 def release_retry(*, release: Release) -> Release:
-    """Build a failed release again (on a worker), from a fresh temporary folder."""
+    """Queue a failed release for a fresh build on a worker."""
     from annotations.tasks.releases import release_build_task
 
     with transaction.atomic():
         changed = Release.objects.filter(pk=release.pk, status=ReleaseStatus.FAILED).update(
-            status=ReleaseStatus.BUILDING, error="", progress=0
+            status=ReleaseStatus.QUEUED, error="", progress=0, heartbeat_at=timezone.now()
         )
         if not changed:
             raise DomainError(gettext("Only a failed release can be retried."))
@@ -175,12 +195,14 @@ class _Recorder:
     then at most once per `RECORD_SECONDS` or `RECORD_ROWS` (a commit per chunk cost SQLite more
     than the rows). `flush` once the export is done."""
 
-    def __init__(self, release_id: int) -> None:
-        self.release_id = release_id
+    def __init__(self, release_id: int, lease: Lease | None = None) -> None:
+        self.release_id, self.lease = release_id, lease
         self.pending: list[ReleaseItem] = []
         self.last: float | None = None
 
     def __call__(self, written: list[tuple[int, int]]) -> None:
+        if self.lease is not None:
+            self.lease.check()  # taken over by another worker: stop writing
         self.pending += [
             ReleaseItem(release_id=self.release_id, item_id=item, item_version=version)
             for item, version in written
@@ -195,9 +217,10 @@ class _Recorder:
         if self.pending:
             with transaction.atomic():
                 ReleaseItem.objects.bulk_create(self.pending, batch_size=2000)
-                Release.objects.filter(pk=self.release_id).update(
-                    progress=F("progress") + len(self.pending)
-                )
+                rows = Release.objects.filter(pk=self.release_id)
+                if self.lease is not None:
+                    rows = rows.filter(attempts=self.lease.attempt)
+                rows.update(progress=F("progress") + len(self.pending))
             self.pending = []
 
 
