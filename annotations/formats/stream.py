@@ -11,6 +11,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+from annotations.formats.cells import FORMULA_STARTS, is_formula_like
 from annotations.formats.jsonexport import dumps_canonical, dumps_canonical_bytes
 
 BUFFER = 1 << 20
@@ -84,6 +85,18 @@ def quoted(value: object) -> str:
         return '""'
     text = value if value.__class__ is str else str(value)
     return '"' + text.replace('"', '""') + '"'
+
+
+def formula_cells(cells: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(column, text) of the quoted `cells` a spreadsheet would run as formulas: written as they
+    are (VLMEvalKit reads them as data), listed so that nobody opens the file as a sheet."""
+    found = []
+    for column, cell in cells.items():
+        if cell[1:2] in FORMULA_STARTS and column != "index":
+            text = cell[1:-1].replace('""', '"')
+            if is_formula_like(text):
+                found.append((column, text))
+    return found
 
 
 class TsvWriter:

@@ -161,3 +161,33 @@ def test_the_diff_lists_added_removed_and_changed_items_with_their_fields(
     ]
     assert "Which organ is it?" in response.content.decode()
     assert client.get(reverse("release-diff", args=[newer.pk])).status_code == 404
+
+
+def test_the_release_page_lists_formula_looking_cells_kept_verbatim_in_the_tsv(
+    client, people, benchmark
+):
+    item = Item.objects.get(benchmark=benchmark, source_index=2)
+    edit(item, question='=HYPERLINK("http://x")', options=["-1", "+2 mg", "@cmd", "Ulcer"])
+    release = release_create(benchmark=benchmark, name="EndoRelease", version="3.0")
+    release = release_build(release=release)
+
+    assert release.warnings["formula_cells"] == {
+        "total": 3,
+        "cells": [
+            [2, "question", '=HYPERLINK("http://x")'],
+            [2, "B", "+2 mg"],
+            [2, "C", "@cmd"],
+        ],
+    }  # "-1" is a number: harmless, not listed
+    tsv = (Path(release.path) / "EndoRelease.tsv").read_text(encoding="utf-8")
+    assert '"=HYPERLINK(""http://x"")"' in tsv and '"+2 mg"' in tsv  # verbatim, not escaped
+    page = as_user(client, people["curator"]).get(reverse("release", args=[release.pk]))
+    html = page.content.decode()
+    assert "open the file in a spreadsheet only as text" in html
+    assert "=HYPERLINK(&quot;http://x&quot;)" in html and "@cmd" in html
+
+
+def test_a_release_without_formula_looking_cells_shows_no_warning(client, people, published):
+    assert published.warnings == {}
+    page = as_user(client, people["curator"]).get(reverse("release", args=[published.pk]))
+    assert b"rel-formulas" not in page.content

@@ -1,11 +1,6 @@
-"""Releases: versioned, reproducible VLMEvalKit exports, streamed and published atomically.
-
-- `selection`: which items and which TSV columns (per family), release name rules
-- `rows`, `provenance`: the items as rows, TSV cells and NAME.json items, a chunk at a time
-- `export`: one pass writing and hashing every file (`formats.stream`) into a partial folder,
-  published by rename
-- `build`: the Release row (create, build, fail, retry)
-"""
+"""Releases: `selection` (items, columns, names) → `export` (one pass; rows from
+`selectors.release_rows`, NAME.json items from `provenance`, files from `formats.stream`) →
+`build` (the Release row: create, build under a lease, fail, retry)."""
 
 from __future__ import annotations
 

@@ -20,12 +20,7 @@ from django.utils.translation import gettext
 from annotations.models import Benchmark, Release, ReleaseItem, ReleaseStatus
 from annotations.services.errors import DomainError
 from annotations.services.recovery import Lease, LeaseLost, heartbeat, lease_claim, lease_update
-from annotations.services.releases.export import (
-    PART_BYTES,
-    TEMP_MARK,
-    ExportOptions,
-    release_export,
-)
+from annotations.services.releases import export
 from annotations.services.releases.selection import check_release_name, clean_filters, release_items
 
 RECORD_SECONDS = 1.0  # how often a build records its rows and progress (`_Recorder`)
@@ -97,24 +92,20 @@ def release_build(
     *,
     release: Release,
     progress: Callable[[int], None] | None = None,
-    part_bytes: int | None = PART_BYTES,
+    part_bytes: int | None = export.PART_BYTES,
     local_layout: bool | None = None,
     claimable: tuple[str, ...] = (
-        ReleaseStatus.QUEUED,
-        ReleaseStatus.BUILDING,
-        ReleaseStatus.FAILED,
-    ),
+        "queued",
+        "building",
+        "failed",
+    ),  # the command's; a task's: queued
 ) -> Release:
-    """Build the release's files from scratch and publish them, under a lease that beats while
-    it works (a worker takes only a queued release, the command also a killed or failed one).
-    A published release, or one another builder holds, is returned as it is; on failure the
-    release is marked failed and the error raised; `LeaseLost` if a successor took over."""
+    """Build the files from scratch and publish them under a beating lease; a release not in
+    `claimable` is left as it is. A failure marks it failed (and is raised)."""
     target = Path(release.path or release_folder(release.name, release.version))
     with _build_lock(target):
-        claimed = Release.objects.filter(status__in=claimable)
-        lease = lease_claim(
-            claimed, release.pk, status=ReleaseStatus.BUILDING, error="", progress=0
-        )
+        rows = Release.objects.filter(status__in=claimable)
+        lease = lease_claim(rows, release.pk, status="building", error="", progress=0)
         if lease is not None:
             with heartbeat(lease):
                 _build(release, target, lease, progress, part_bytes, local_layout)
@@ -122,21 +113,19 @@ def release_build(
     return release
 
 
-def _build(
-    release: Release, target: Path, lease: Lease, progress, part_bytes, local_layout
-) -> None:
+def _build(release: Release, target: Path, lease: Lease, progress, part_bytes, local_layout):
     _sweep(target, release)
     ReleaseItem.objects.filter(release=release).delete()
     filters, withhold = release_selection(release)
     recorder = _Recorder(release.pk, lease)
-    options = ExportOptions.release(
+    options = export.ExportOptions.release(
         version=release.version,
         withhold_split=withhold,
         part_bytes=part_bytes,
         local_layout=local_layout,
     )
     try:
-        result = release_export(
+        result = export.release_export(
             benchmark=release.benchmark,
             out_dir=target,
             name=release.name,
@@ -157,6 +146,7 @@ def _build(
         lease,
         status=ReleaseStatus.PUBLISHED,
         manifest=result.manifest,
+        warnings={"formula_cells": result.formula_cells} if result.formula_cells["total"] else {},
         item_count=result.item_count,
         progress=result.item_count,
         published_at=timezone.now(),
@@ -190,10 +180,8 @@ def release_retry(*, release: Release) -> Release:
 
 
 class _Recorder:
-    """Records which revision of each item the files hold, as written, with the progress: in
-    small transactions of their own (the web page and the CLI see them), at the first chunk and
-    then at most once per `RECORD_SECONDS` or `RECORD_ROWS` (a commit per chunk cost SQLite more
-    than the rows). `flush` once the export is done."""
+    """Records the revision of each item written, and the progress, in transactions of their own
+    (seen by the page at once): at the first chunk, then once per `RECORD_SECONDS` or `RECORD_ROWS`."""
 
     def __init__(self, release_id: int, lease: Lease | None = None) -> None:
         self.release_id, self.lease = release_id, lease
@@ -241,7 +229,7 @@ def _build_lock(target: Path) -> Iterator[None]:
 
 def _sweep(target: Path, release: Release) -> None:
     """Remove what killed builds of this release left behind (we hold its lock)."""
-    for stale in target.parent.glob(f".{target.name}{TEMP_MARK}*"):
+    for stale in target.parent.glob(f".{target.name}{export.TEMP_MARK}*"):
         shutil.rmtree(stale, ignore_errors=True)
     manifest = target / "manifest.json"
     if not manifest.exists():

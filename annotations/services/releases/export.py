@@ -59,6 +59,10 @@ class ExportResult:
     folder: Path
     item_count: int
     manifest: dict
+    formula_cells: dict  # {"total": n, "cells": [[index, column, text], ...]} (the first ones)
+
+
+FORMULA_LISTED = 100
 
 
 def release_export(
@@ -93,7 +97,8 @@ def release_export(
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
-    return ExportResult(folder=out_dir, item_count=manifest["items"], manifest=manifest)
+    formulas = {"total": export.formula_total, "cells": export.formula_cells}
+    return ExportResult(out_dir, manifest["items"], manifest, formulas)
 
 
 class _Export:
@@ -116,6 +121,8 @@ class _Export:
         self.l2 = Counter()
         self.total = 0
         self.items_sha256 = hashlib.sha256()
+        self.formula_cells: list[list] = []
+        self.formula_total = 0
         self.parts: list[TsvWriter] = []
         self.local = self.test = self.answers = None
         # Base64 of every distinct image: about what NAME.tsv weighs.
@@ -191,6 +198,10 @@ class _Export:
 
     def _write_rows(self, item: ItemRow, refs: list[ImageRef], withhold: bool) -> None:
         cells = self.text_cells(item)
+        for column, text in stream.formula_cells(cells):
+            self.formula_total += 1
+            if len(self.formula_cells) < FORMULA_LISTED:
+                self.formula_cells.append([item.source_index, column, text[:80]])
         keys = [ref.id for ref in refs]
         base64 = self.images.row(refs)
         names = [self.images.place(self.images_dir, ref) for ref in refs] if self.local else []
