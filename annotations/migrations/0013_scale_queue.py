@@ -73,5 +73,9 @@ class Migration(migrations.Migration):
             model_name='queuecount',
             constraint=models.UniqueConstraint(fields=('reviewer', 'pair'), name='queue_count_once'),
         ),
+        migrations.AddIndex(
+            model_name='prediction',
+            index=models.Index(fields=['run', 'id'], name='prediction_run_latest'),
+        ),
         migrations.RunPython(fill, migrations.RunPython.noop),
     ]

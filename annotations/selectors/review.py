@@ -20,6 +20,7 @@ from django.db.models import (
     Prefetch,
     Q,
     QuerySet,
+    Subquery,
 )
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -385,15 +386,22 @@ def baseline_items(run: Run) -> QuerySet:
 
 
 def next_baseline_item(run: Run) -> Item | None:
-    """The first item of the session the clinician has not answered yet."""
-    answered = Prediction.objects.filter(run=run).values("item_id")
-    return (
+    """The first item of the session the clinician has not answered yet.
+
+    Looked for after the last answer first, so that the query reads from there in the index
+    (benchmark, source_index) rather than skipping every answered item; from the start when
+    nothing follows (the first item, or items left behind by answers given out of order).
+    """
+    answered = Prediction.objects.filter(run=run, item_id=OuterRef("pk"))
+    items = (
         baseline_items(run)
-        .exclude(pk__in=answered)
+        .exclude(Exists(answered))
         .select_related("benchmark")
         .prefetch_related(IMAGES)
-        .first()
     )
+    last = Prediction.objects.filter(run=run).order_by("-id").values("item__source_index")[:1]
+    following = items.filter(source_index__gt=Subquery(last)).first()
+    return following if following is not None else items.first()
 
 
 def baseline_progress(run: Run) -> tuple[int, int]:
