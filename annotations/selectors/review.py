@@ -70,7 +70,7 @@ def open_assignments(user) -> QuerySet:
     return visibility.without_gold_hidden(rows, user, benchmark_path="item__benchmark")
 
 
-class _AfterInQueue(Expression):
+class AfterInQueue(Expression):
     """Assignments after assignment `pk` in queue order: `(rank, id) > (its rank, its id)`.
 
     A row comparison, so that both databases read it as one range of the open-queue index
@@ -101,7 +101,7 @@ def next_in_queue(open_rows: QuerySet, *, after: int | None = None) -> Assignmen
     """
     ordered = order_queue_by_suspicion(open_rows)
     if after is not None:
-        following = ordered.filter(_AfterInQueue(after)).first()
+        following = ordered.filter(AfterInQueue(after)).first()
         if following is not None:
             return following
     return ordered.first()
@@ -392,6 +392,12 @@ def next_baseline_item(run: Run) -> Item | None:
     (benchmark, source_index) rather than skipping every answered item; from the start when
     nothing follows (the first item, or items left behind by answers given out of order).
     """
+    following = baseline_queue(run, after_last=True).first()
+    return following if following is not None else baseline_queue(run).first()
+
+
+def baseline_queue(run: Run, *, after_last: bool = False) -> QuerySet:
+    """The session's unanswered items in order (after its last answer, if `after_last`)."""
     answered = Prediction.objects.filter(run=run, item_id=OuterRef("pk"))
     items = (
         baseline_items(run)
@@ -399,9 +405,10 @@ def next_baseline_item(run: Run) -> Item | None:
         .select_related("benchmark")
         .prefetch_related(IMAGES)
     )
-    last = Prediction.objects.filter(run=run).order_by("-id").values("item__source_index")[:1]
-    following = items.filter(source_index__gt=Subquery(last)).first()
-    return following if following is not None else items.first()
+    if after_last:
+        last = Prediction.objects.filter(run=run).order_by("-id").values("item__source_index")
+        items = items.filter(source_index__gt=Subquery(last[:1]))
+    return items
 
 
 def baseline_progress(run: Run) -> tuple[int, int]:

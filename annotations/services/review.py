@@ -243,13 +243,14 @@ def assignments_create(
             pk__in=touched[start : start + BATCH], status=ItemStatus.PENDING
         ).update(status=ItemStatus.IN_REVIEW)
     for (reviewer_id, pair), n in counts.items():
-        _queue_count_add(reviewer_id, pair, total=n)
+        queue_count_add(reviewer_id, pair, total=n)
     if created >= ANALYZE_AFTER:
         transaction.on_commit(lambda: tables_analyze(Assignment, Item))
     return created
 
 
-def _queue_count_add(reviewer_id: int, pair: bool, *, total: int = 0, done: int = 0) -> None:
+def queue_count_add(reviewer_id: int, pair: bool, *, total: int = 0, done: int = 0) -> None:
+    """Add to a reviewer's queue counts (assignments given, completed)."""
     row, _created = QueueCount.objects.get_or_create(reviewer_id=reviewer_id, pair=pair)
     QueueCount.objects.filter(pk=row.pk).update(total=F("total") + total, done=F("done") + done)
 
