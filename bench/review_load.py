@@ -118,8 +118,10 @@ def child_verify() -> None:
 # --- the server ------------------------------------------------------------------------------
 
 
-def start_server(args, env: dict[str, str]) -> subprocess.Popen:
+def start_server(args, env: dict[str, str]) -> subprocess.Popen | None:
     address = f"127.0.0.1:{args.port}"
+    if args.server == "external":
+        return None
     if args.server == "runserver":
         command = [PYTHON, "manage.py", "runserver", "--noreload", "--skip-checks", address]
     else:
@@ -130,14 +132,19 @@ def start_server(args, env: dict[str, str]) -> subprocess.Popen:
     # runserver logs every request: kept out of the report.
     quiet = subprocess.DEVNULL if args.server == "runserver" else None
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=quiet, stderr=quiet)
+    wait_for_server(args.port, server)
+    return server
+
+
+def wait_for_server(port: int, server: subprocess.Popen) -> None:
     deadline, last = time.monotonic() + 120, "no answer"
     while time.monotonic() < deadline:
         try:
-            connection = http.client.HTTPConnection("127.0.0.1", args.port, timeout=5)
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             connection.request("GET", "/healthz")
             response = connection.getresponse()
             if response.status == 200:
-                return server
+                return
             last = f"HTTP {response.status}: {response.read()[:200]!r}"
         except OSError as error:
             last = repr(error)
@@ -332,7 +339,12 @@ def main() -> None:
     parser.add_argument("--think", type=parse_think, default=(1.0, 3.0), help="seconds, e.g. 1-3")
     parser.add_argument("--duration", type=float, default=60.0, help="seconds per count")
     parser.add_argument("--mode", choices=("api", "html"), default="api")
-    parser.add_argument("--server", choices=("gunicorn", "runserver"), default="gunicorn")
+    parser.add_argument(
+        "--server",
+        choices=("gunicorn", "runserver", "external"),
+        default="gunicorn",
+        help="external: a server already on --port with the same database (bin/scale-out)",
+    )
     parser.add_argument("--workers", type=int, default=3, help="gunicorn processes")
     parser.add_argument("--threads", type=int, default=4, help="gunicorn threads each")
     parser.add_argument("--items", type=int, default=20_000)
@@ -373,8 +385,9 @@ def main() -> None:
             warm_up(args, people[0])
             results = [step(args, env, people, count) for count in counts]
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            if server is not None:
+                server.terminate()
+                server.wait(timeout=30)
     held = [r["reviewers"] for r in results if r["p95"] <= args.budget_ms and not r["errors"]]
     held = [n for n in held if not next(r["lost"] for r in results if r["reviewers"] == n)]
     print(
