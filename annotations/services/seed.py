@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
@@ -97,7 +98,7 @@ def _insert_items(benchmark: Benchmark, count: int) -> None:
         f"%s, n, {text}, '', {_json('%s')}, %s, {answer}, '', {category}, '', 'test', '', '', "
         f"'', '', '', '', {_json('%s')}, '', '', %s, 1, %s, %s"
     )
-    params = [count - 1, benchmark.pk, json.dumps(list(CATEGORIES)), ItemKind.MCQ]
+    params: list[Any] = [count - 1, benchmark.pk, json.dumps(list(CATEGORIES)), ItemKind.MCQ]
     params += answer_params + category_params + ["{}", ItemStatus.IN_REVIEW, now, now]
     with connection.cursor() as cursor:
         cursor.execute(
