@@ -167,6 +167,8 @@ class Prediction(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "item"], name="prediction_once_per_run_item")
         ]
+        # A human-baseline session's last answer, where its queue goes on (one index probe).
+        indexes = [models.Index(fields=["run", "id"], name="prediction_run_latest")]
 
 
 class GradingSession(models.Model):
