@@ -8,7 +8,7 @@ from typing import IO
 from django.db.models import QuerySet
 
 from annotations.formats.coco import write_coco
-from annotations.models import Box, BoxLabel, BoxState, Image, Item, ItemImage
+from annotations.models import Box, BoxLabel, Image, Item, ItemImage
 from annotations.services.releases.sources import EXTENSIONS
 
 CHUNK = 2000
@@ -23,7 +23,7 @@ def write_release_coco(out: IO[bytes], items: QuerySet[Item]) -> None:
     image_ids = ItemImage.objects.filter(item__in=items).values("image_id")
     boxes = (
         Box.objects.filter(volume__isnull=True, image_id__in=image_ids)
-        .exclude(state=BoxState.REJECTED)
+        .exclude(state__in=Box.LEFT_OUT)
         .order_by("image_id", "id")
     )
     images = Image.objects.filter(id__in=boxes.values("image_id")).order_by("id")

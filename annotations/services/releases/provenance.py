@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext
 
 from annotations.formats.jsonexport import dumps_canonical
-from annotations.models import Adjudication, Box, BoxState, Case, ItemImage, ItemRevision, Review
+from annotations.models import Adjudication, Box, Case, ItemImage, ItemRevision, Review
 from annotations.services.box_export import case_boxes_for_export
 from annotations.services.errors import DomainError
 from annotations.services.pair_export import pair_json_fields
@@ -167,7 +167,7 @@ def _boxes_2d(image_ids: QuerySet) -> list[tuple[int | None, int, dict]]:
     """(owner item or None, image id, box) of the boxes drawn on the chunk's images."""
     rows = (
         Box.objects.filter(volume__isnull=True, image_id__in=image_ids)
-        .exclude(state=BoxState.REJECTED)
+        .exclude(state__in=Box.LEFT_OUT)
         .order_by("id")
         .values_list(
             "item_id", "image_id", "image__sha256", "label", "state", "x0", "y0", "x1", "y1"
