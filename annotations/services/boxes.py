@@ -110,6 +110,11 @@ def _corrects(user, box: Box) -> bool:
     return has_role(user, CURATOR) and not _reviews_here(user, volume=box.volume, image=box.image)
 
 
+def box_may_correct(user, *, volume: Volume | None = None, image: Image | None = None) -> bool:
+    """Whether `user` changes any box here as a curator's correction."""
+    return _corrects(user, Box(volume=volume, image=image))
+
+
 def box_may_draw(user, *, volume: Volume | None = None, image: Image | None = None) -> bool:
     """Curators always; a reviewer on a case or image of an item they are reviewing."""
     if has_role(user, CURATOR):
