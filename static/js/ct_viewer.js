@@ -214,6 +214,8 @@ class Viewport {
     }
     this.element.dataset.lengths = lengths.join(" ");
     this.hasMarks = Boolean(cross || lengths.length);
+    const clear = this.viewer.root.querySelector("[data-ct-clear]");
+    if (clear) clear.hidden = !this.viewer.viewports.some((v) => v.measures.length);
     marks.prepend(svg);
   }
 
