@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from annotations.demo.endobench import endobench_rows
+from demo.endobench import endobench_rows
 from annotations.models import Box, BoxRevision
 from annotations.services import boxes as box_services
 from annotations.services.review import assignments_create
