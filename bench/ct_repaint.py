@@ -137,7 +137,7 @@ def main() -> None:
         )
         try:
             base = f"http://127.0.0.1:{port}"
-            wait_for(f"{base}/healthz")
+            wait_for(f"{base}/healthz", seconds=180.0)  # a loaded machine starts Django slowly
             result = measure(base, case_pk)
         finally:
             server.terminate()
