@@ -28,7 +28,7 @@ def fill(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotations', '0012_item_kinds'),
+        ('annotations', '0013_releases_queued_warnings'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
