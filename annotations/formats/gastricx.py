@@ -500,7 +500,8 @@ def _parse_box(value: dict[str, Any]) -> BoxSpec:
     for axis, name in enumerate("xyz"):
         if voxel[axis] < 0 or voxel[axis + 3] <= voxel[axis]:
             raise ValueError(f"need 0 ≤ {name}0 < {name}1 (end-exclusive), got {voxel!r}")
-    return BoxSpec(phase=phase, label=label, voxel=tuple(voxel))  # type: ignore[arg-type]
+    x0, y0, z0, x1, y1, z1 = voxel
+    return BoxSpec(phase=phase, label=label, voxel=(x0, y0, z0, x1, y1, z1))
 
 
 def _is_int(value: Any) -> bool:
@@ -512,7 +513,7 @@ def _parse_vqa(value: dict[str, Any]) -> VqaSpec:
     answer, task = value.get("answer"), value.get("task", "")
     if not isinstance(question, str) or not question.strip():
         raise ValueError("question must be a non-empty string")
-    if not _is_option_list(options):
+    if not isinstance(options, list) or not _is_option_list(options):
         raise ValueError("options must be a list of 2 to 26 non-empty strings")
     letters = [chr(ord("A") + i) for i in range(len(options))]
     if not isinstance(answer, str) or answer.strip().upper() not in letters:

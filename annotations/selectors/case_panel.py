@@ -27,6 +27,7 @@ def case_panel_data(item: Item, *, user: Any, gold: bool, blinded: bool) -> Case
     `gold` False (a running human baseline) hides reports and boxes; `blinded` (an open review
     of the item) keeps only imported boxes and the user's own.
     """
+    assert item.case_id is not None, "only an item of a case has a case panel"
     case = (
         Case.objects.select_related("benchmark", "endoscopy_image")
         .prefetch_related("indicators")

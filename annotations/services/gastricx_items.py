@@ -142,25 +142,27 @@ def _label_items(data: CaseData) -> list[dict]:
 
 
 def _box_items(boxes: list[Box]) -> list[dict]:
+    # Imported boxes are on a volume (the image boxes of the endoscopy frame are drawn later).
+    phases = {box.pk: box.volume.phase for box in boxes if box.volume is not None}
     return [
         {
             "kind": ItemKind.BOX,
             "question": (
                 f"Localize the {box.label.replace('_', ' ')} on the "
-                f"{PHASE_NAMES[box.volume.phase]} phase CT."
+                f"{PHASE_NAMES[phases[box.pk]]} phase CT."
             ),
             "target": {
                 "label": box.label,
-                "phase": box.volume.phase,
+                "phase": phases[box.pk],
                 "voxel": list(box.voxel),
                 "mm": box.mm,
                 "box": box.pk,
             },
             "task": TASK_LOCALIZATION,
-            "category": box.volume.phase,
+            "category": phases[box.pk],
         }
         for box in boxes
-        if box.label in LOCALIZED_LABELS
+        if box.label in LOCALIZED_LABELS and box.pk in phases
     ]
 
 

@@ -128,7 +128,11 @@ def _checked_box(item: Item, voxel) -> dict:
     except (TypeError, ValueError):
         raise DomainError(_("A box needs six whole numbers: x0, y0, z0, x1, y1, z1.")) from None
     phase = (item.target or {}).get("phase")
-    volume = Volume.objects.filter(case_id=item.case_id, phase=phase).first()
+    volume = (
+        Volume.objects.filter(case_id=item.case_id, phase=phase).first()
+        if item.case_id is not None
+        else None
+    )
     if volume is None:
         raise DomainError(_("This item's CT phase is missing: its box cannot be corrected."))
     sizes = (volume.size_x, volume.size_y, volume.size_z)
