@@ -190,3 +190,17 @@ class KindReviewTests(TestCase):
             self.world.report, user=self.people["reviewer"], gold=True, blinded=True
         )
         assert shown.reports == REPORTS and shown.box_ids == {self.world.box.pk}
+
+    def test_a_curator_corrects_a_settled_report_directly_and_a_stale_save_keeps_the_draft(self):
+        item = both_review(self.world.report, self.people, ACCEPT, ACCEPT)
+        self.client.force_login(self.people["curator"])
+        url = reverse("item-edit", args=[item.pk])
+        page = self.client.get(url).content.decode()
+        assert 'name="reference"' in page and 'name="options"' not in page
+        response = self.client.post(url, {"version": 1, "reference": "Corrected.", "note": "typo"})
+        assert response.status_code == 302
+        item.refresh_from_db()
+        assert (item.version, item.reference) == (2, "Corrected.")
+        stale = self.client.post(url, {"version": 1, "reference": "My <draft>.", "note": ""})
+        assert stale.status_code == 409 and "My &lt;draft&gt;." in stale.content.decode()
+        assert Item.objects.get(pk=item.pk).reference == "Corrected."
