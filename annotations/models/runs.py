@@ -155,6 +155,16 @@ class Prediction(models.Model):
     judge_drawn = models.BooleanField(default=False)  # every judge call failed: drawn, seeded
     lenient_letter = models.CharField(max_length=1, blank=True)
     lenient_hit = models.BooleanField(null=True)
+    # Per item kind (the reply itself is `raw_text`): a classification item's label, a
+    # localization item's parsed box (2D pixels, or 3D voxels joined from its slices' boxes)
+    # with the box read on each slice asked, a retrieval pair's embeddings and its ranks
+    # within the run (set when the run is scored: they depend on every other pair).
+    label = models.CharField(max_length=200, blank=True)
+    box = models.JSONField(null=True, blank=True)
+    slice_boxes = models.JSONField(null=True, blank=True)  # {"z": [x0, y0, x1, y1] | null}
+    embedding = models.JSONField(null=True, blank=True)  # {"report": [...], "case": [...]}
+    report_to_case_rank = models.PositiveIntegerField(null=True, blank=True)
+    case_to_report_rank = models.PositiveIntegerField(null=True, blank=True)
     latency_ms = models.FloatField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)

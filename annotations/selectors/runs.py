@@ -77,7 +77,8 @@ def chunk_pending_items(*, chunk: RunChunk, run: Run) -> list[Item]:
     return list(
         items.filter(source_index__range=(chunk.first_index, chunk.last_index))
         .exclude(Exists(answered))
-        .prefetch_related("item_images__image")
+        .select_related("case__endoscopy_image")
+        .prefetch_related("item_images__image", "case__volumes", "case__indicators")
     )
 
 
