@@ -15,6 +15,7 @@ from annotations.models import (
     CURATED_STATUSES,
     TAXONOMY_FIELDS,
     Benchmark,
+    Family,
     Grade,
     GradingSession,
     Item,
@@ -280,6 +281,143 @@ def accuracy_chart(entries: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         "x0": label_width,
         "axis_bottom": height - 4,
     }
+
+
+# --- scores per task -----------------------------------------------------------------------
+
+TASKS = ("vqa", "classification", "report_generation", "localization", "retrieval")
+TASK_METRICS: dict[str, tuple[str, ...]] = {
+    "vqa": ("accuracy",),
+    "classification": ("accuracy", "macro_f1"),
+    "report_generation": ("rouge_l", "bleu4"),
+    "localization": ("mean_iou", "ap50"),
+    "retrieval": ("recall_at_1", "recall_at_5", "recall_at_10", "median_rank"),
+}
+# Lower is better only for the median rank.
+_ASCENDING = {"median_rank"}
+# Breakdowns shown under a task's scores: (key in its block, what each entry is).
+_TASK_PARTS = {
+    "classification": "by_field",
+    "report_generation": "by_kind",
+    "localization": "by_dimension",
+}
+
+
+@dataclass
+class MetricCell:
+    name: str
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+
+@dataclass
+class TaskScores:
+    task: str
+    n: int
+    metrics: list[MetricCell]
+    parts: list[tuple[str, list[MetricCell]]] = field(default_factory=list)
+    confusions: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+
+def _cells(block: dict[str, Any], names: tuple[str, ...]) -> list[MetricCell]:
+    cells = []
+    for name in names:
+        metric = block.get(name) or {}
+        low, high = (metric.get("ci95") or [None, None])[:2]
+        cells.append(MetricCell(name, metric.get("value"), low, high, metric.get("n") or 0))
+    return cells
+
+
+def run_task_scores(run: Run) -> list[TaskScores]:
+    """The run's scores per task it has items of, read from its summary (no query)."""
+    tasks = (run.summary or {}).get("tasks") or {}
+    counts = tasks.get("counts") or {}
+    found = []
+    for task in TASKS:
+        block = tasks.get(task) or {}
+        if not counts.get(task):
+            continue
+        names = TASK_METRICS[task]
+        scores = TaskScores(task, counts[task], _cells(block, names))
+        part_key = _TASK_PARTS.get(task)
+        for name, part in (block.get(part_key) or {}).items() if part_key else ():
+            scores.parts.append((name, _cells(part, names)))
+            if part.get("confusion"):
+                scores.confusions.append((name, _confusion_rows(part["confusion"])))
+        if task == "localization" and block.get("by_slice"):
+            scores.parts.append(("2d per slice", _cells(block["by_slice"], names)))
+        if task == "retrieval":
+            for direction in ("report_to_case", "case_to_report"):
+                if block.get(direction):
+                    scores.parts.append((direction, _cells(block[direction], names)))
+        found.append(scores)
+    return found
+
+
+def _confusion_rows(confusion: dict[str, Any]) -> dict[str, Any]:
+    """A confusion matrix as table rows: counts by predicted label, then the unlisted ones."""
+    labels, unlisted = confusion["labels"], confusion.get("unlisted") or []
+    show_unlisted = any(unlisted)
+    rows = []
+    for position, (label, counts) in enumerate(zip(labels, confusion["matrix"], strict=True)):
+        cells = [{"n": n, "diagonal": i == position} for i, n in enumerate(counts)]
+        if show_unlisted:
+            cells.append({"n": unlisted[position], "diagonal": False})
+        rows.append({"label": label, "counts": cells})
+    return {"labels": labels, "unlisted": show_unlisted, "rows": rows}
+
+
+@dataclass
+class TaskBoard:
+    task: str
+    metrics: tuple[str, ...]
+    rows: list[tuple[Run, list[MetricCell]]]
+    sort: str
+
+
+def task_leaderboard(*, benchmark: Benchmark, task: str, sort: str = "") -> TaskBoard:
+    """Finished runs that answered items of `task`, one row each, its metrics as columns,
+    sorted by `sort` (best first; the first metric by default). One query."""
+    metrics = TASK_METRICS[task]
+    sort = sort if sort in metrics else metrics[0]
+    rows = []
+    runs = Run.objects.filter(benchmark=benchmark, status__in=LEADERBOARD_STATUSES).select_related(
+        "endpoint"
+    )
+    for run in runs.order_by("pk"):
+        tasks = (run.summary or {}).get("tasks") or {}
+        # A run that answered none of the task's items (a baseline cannot draw a box) is not
+        # ranked on it.
+        if (tasks.get("counts") or {}).get(task) and (tasks.get("answered") or {}).get(task):
+            rows.append((run, _cells(tasks.get(task) or {}, metrics)))
+    position = metrics.index(sort)
+
+    def key(row: tuple[Run, list[MetricCell]]) -> float:
+        value = row[1][position].value
+        if value is None:
+            return math.inf
+        return value if sort in _ASCENDING else -value
+
+    rows.sort(key=key)
+    return TaskBoard(task, metrics, rows, sort)
+
+
+def benchmark_tasks(benchmark: Benchmark) -> list[str]:
+    """The tasks the benchmark has items of (one query for a Gastric-X benchmark; the other
+    families' items are multiple choice)."""
+    from annotations.services.runs.tasks import TASK_OF_KIND
+
+    if benchmark.family != Family.GASTRICX:
+        return ["vqa"]
+    kinds = set(
+        Item.objects.filter(benchmark=benchmark)
+        .order_by()
+        .values_list("kind", flat=True)
+        .distinct()
+    )
+    return [task for kind, task in TASK_OF_KIND.items() if kind in kinds]
 
 
 # --- grading -------------------------------------------------------------------------------

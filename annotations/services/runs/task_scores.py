@@ -8,6 +8,7 @@ the predictions then, not when each answer arrives.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from annotations.scoring.tasks import (
     ReportOutcome,
     build_tasks_summary,
 )
-from annotations.services.runs.tasks import box_truth, label_field, report_kind
+from annotations.services.runs.tasks import TASK_OF_KIND, box_truth, label_field, report_kind
 
 TASK_RESAMPLES = 1000
 _FIELDS = (
@@ -51,6 +52,7 @@ class _Outcomes:
     boxes: list[BoxOutcome] = field(default_factory=list)
     slices: list[BoxOutcome] = field(default_factory=list)
     pairs: list[tuple[int, int, dict[str, list[float]]]] = field(default_factory=list)
+    answered: Counter[str] = field(default_factory=Counter)  # by task, without an error
 
 
 def _item(row: dict[str, Any]) -> Item:
@@ -69,6 +71,7 @@ def _outcomes(rows: Iterable[dict[str, Any]]) -> _Outcomes:
     for row in rows:
         kind, item = row["item__kind"], _item(row)
         answered = not row["error"]
+        found.answered[TASK_OF_KIND[kind]] += answered
         if kind == ItemKind.MCQ:
             found.vqa.append(ChoiceOutcome(item.answer, row["extracted"] or None))
         elif kind == ItemKind.LABEL:
@@ -162,6 +165,7 @@ def run_tasks_summary(*, run: Run, resamples: int = TASK_RESAMPLES) -> dict[str,
         "localization": len(found.boxes),
         "retrieval": len(found.pairs),
     }
+    summary["answered"] = {task: found.answered[task] for task in TASK_KEYS}
     return _json_safe(summary)
 
 
