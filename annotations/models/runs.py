@@ -179,11 +179,23 @@ class Prediction(models.Model):
         ]
 
 
+class GradingTask(models.TextChoices):
+    ANSWERS = "", _("Every item's answers")
+    REPORTS = "report_generation", _("Generated reports")
+
+
 class GradingSession(models.Model):
-    """A curator's request that clinicians compare two runs item by item, blinded."""
+    """A curator's request that clinicians compare two runs item by item, blinded.
+
+    A report session compares generated reports with a report rubric; without run B it puts a
+    model's reports beside the reference reports (graders are not told which is which).
+    """
 
     run_a = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
-    run_b = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    run_b = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    task = models.CharField(max_length=30, choices=GradingTask.choices, blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -200,16 +212,23 @@ class Preference(models.TextChoices):
 class Grade(models.Model):
     """A clinician's blinded side-by-side judgement of two predictions for one item.
 
-    The runs are recorded by side, so the preference can be turned back into run A vs run B.
+    The runs are recorded by side, so the preference can be turned back into run A vs run B;
+    a side without a prediction is the item's reference report.
     """
 
     session = models.ForeignKey(GradingSession, on_delete=models.CASCADE, related_name="grades")
     item = models.ForeignKey("annotations.Item", on_delete=models.CASCADE, related_name="+")
     grader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    left_prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="+")
-    right_prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="+")
+    left_prediction = models.ForeignKey(
+        Prediction, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    right_prediction = models.ForeignKey(
+        Prediction, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     preference = models.CharField(max_length=20, choices=Preference.choices)
-    rubric = models.JSONField(default=dict, blank=True)  # {"left": {...0-2}, "right": {...}}
+    # {"left": {...}, "right": {...}}: answers 0-2 per criterion; reports the counts of correct
+    # findings, omissions and hallucinations (0-3, 3 = three or more) and overall 1-5.
+    rubric = models.JSONField(default=dict, blank=True)
     seconds_spent = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -8,8 +8,19 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    When,
+)
 from django.db.models.functions import Coalesce
+from django.utils.translation import gettext as _
 
 from annotations.models import (
     CURATED_STATUSES,
@@ -18,7 +29,9 @@ from annotations.models import (
     Family,
     Grade,
     GradingSession,
+    GradingTask,
     Item,
+    ItemKind,
     Prediction,
     Preference,
     Run,
@@ -424,14 +437,18 @@ def benchmark_tasks(benchmark: Benchmark) -> list[str]:
 
 
 def grading_shared_items(session: GradingSession) -> QuerySet[Item]:
-    """Items both runs answered without an error, in index order."""
+    """Items both runs answered without an error (a report session: their generated reports;
+    against the reference: run A's reports of items with a reference), in index order."""
     answered_a = Prediction.objects.filter(run_id=session.run_a_id, error="").values("item_id")
-    answered_b = Prediction.objects.filter(run_id=session.run_b_id, error="").values("item_id")
-    return (
-        Item.objects.filter(pk__in=answered_a)
-        .filter(pk__in=answered_b)
-        .order_by("source_index", "pk")
-    )
+    items = Item.objects.filter(pk__in=answered_a)
+    if session.run_b_id:
+        answered_b = Prediction.objects.filter(run_id=session.run_b_id, error="")
+        items = items.filter(pk__in=answered_b.values("item_id"))
+    else:
+        items = items.exclude(reference="")
+    if session.task == GradingTask.REPORTS:
+        items = items.filter(kind=ItemKind.OPEN)
+    return items.order_by("source_index", "pk")
 
 
 @dataclass
@@ -448,24 +465,29 @@ class GradingProgress:
 def grading_sessions(*, viewer: Any, grader: Any = None) -> list[GradingProgress]:
     """Sessions in `viewer`'s scope with their shared items and how many `grader` (or anyone)
     has graded."""
-    # Items both runs answered, counted in the same query as the sessions (no query per row).
+    # Items both runs answered, counted in the same query as the sessions (no query per row):
+    # of every kind or reports only, against run B or against the reference.
     answered_b = Prediction.objects.filter(run_id=OuterRef(OuterRef("run_b_id")), error="")
-    shared = (
-        Prediction.objects.filter(run_id=OuterRef("run_a_id"), error="")
-        .filter(item_id__in=answered_b.values("item_id"))
-        .order_by()
-        .values("run_id")
-        .annotate(n=Count("pk"))
-        .values("n")
+    answered_a = Prediction.objects.filter(run_id=OuterRef("run_a_id"), error="")
+
+    def count(predictions: QuerySet[Prediction]) -> Coalesce:
+        counted = predictions.order_by().values("run_id").annotate(n=Count("pk")).values("n")
+        return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+    paired = answered_a.filter(item_id__in=answered_b.values("item_id"))
+    reports = Q(item__kind=ItemKind.OPEN)
+    shared = Case(
+        When(
+            run_b__isnull=True, then=count(answered_a.filter(reports).exclude(item__reference=""))
+        ),
+        When(task=GradingTask.REPORTS, then=count(paired.filter(reports))),
+        default=count(paired),
     )
     graded_filter = Q(grades__grader=grader) if grader is not None else Q()
     sessions = (
         in_scope(GradingSession.objects.all(), viewer, benchmark_path="run_a__benchmark")
         .select_related("run_a__benchmark", "run_b")
-        .annotate(
-            graded=Count("grades", filter=graded_filter),
-            shared=Coalesce(Subquery(shared, output_field=IntegerField()), 0),
-        )
+        .annotate(graded=Count("grades", filter=graded_filter), shared=shared)
         .order_by("-pk")
     )
     return [GradingProgress(session, session.shared, session.graded) for session in sessions]
@@ -489,12 +511,18 @@ def grading_next_item(*, session: GradingSession, grader: Any) -> Item | None:
 
 
 def grading_item_predictions(*, session: GradingSession, item: Item) -> dict[int, Prediction]:
-    rows = Prediction.objects.filter(item=item, run_id__in=(session.run_a_id, session.run_b_id))
+    runs = [run_id for run_id in (session.run_a_id, session.run_b_id) if run_id]
+    rows = Prediction.objects.filter(item=item, run_id__in=runs)
     return {prediction.run_id: prediction for prediction in rows}
 
 
-def run_display_name(run: Run) -> str:
-    return f"#{run.pk} {run.label}"
+def run_display_name(run: Run | None) -> str:
+    """A run's name on the ratings page; None is the reference reports (a player too)."""
+    return str(_("Reference reports")) if run is None else f"#{run.pk} {run.label}"
+
+
+def _side_run(prediction: Prediction | None) -> Run | None:
+    return prediction.run if prediction is not None else None
 
 
 def _outcome(preference: str) -> float:
@@ -515,18 +543,23 @@ class Ratings:
     chart: dict[str, Any]
 
 
-def grading_ratings(*, benchmark: Benchmark | None = None, n_boot: int = 500) -> Ratings:
-    """Bradley–Terry ratings with bootstrap 95% intervals, win rates and clinician agreement."""
+def grading_ratings(
+    *, benchmark: Benchmark | None = None, task: str | None = None, n_boot: int = 500
+) -> Ratings:
+    """Bradley–Terry ratings with bootstrap 95% intervals, win rates and clinician agreement
+    (`task`: only the grades of sessions of that task, e.g. generated reports)."""
     grades = Grade.objects.select_related(
         "left_prediction__run", "right_prediction__run", "session"
     ).order_by("pk")
     if benchmark is not None:
         grades = grades.filter(session__run_a__benchmark=benchmark)
+    if task is not None:
+        grades = grades.filter(session__task=task)
     grades = list(grades)
     comparisons = [
         (
-            run_display_name(grade.left_prediction.run),
-            run_display_name(grade.right_prediction.run),
+            run_display_name(_side_run(grade.left_prediction)),
+            run_display_name(_side_run(grade.right_prediction)),
             _outcome(grade.preference),
         )
         for grade in grades
@@ -560,7 +593,9 @@ def grading_ratings(*, benchmark: Benchmark | None = None, n_boot: int = 500) ->
 
 def _preference_for_run_a(grade: Grade, run_a_id: int) -> str:
     """The grade's preference told from run A's side: "a", "b", "tie" or "both_wrong"."""
-    a_on_left = grade.left_prediction.run_id == run_a_id
+    # Run A is the side with its prediction (the other may be the reference: no prediction).
+    left = grade.left_prediction
+    a_on_left = left is not None and left.run_id == run_a_id
     if grade.preference == Preference.LEFT:
         return "a" if a_on_left else "b"
     if grade.preference == Preference.RIGHT:
