@@ -8,15 +8,14 @@ from django.test import TestCase
 from django.urls import reverse
 from django.utils import timezone
 
-from annotations.models import Assignment, Grade, GradingSession, Prediction, Run, RunStatus
+from annotations.models import Assignment, Grade, GradingSession
 from annotations.scoring import bleu4, rouge_l, weighted_kappa
 from annotations.selectors import runs as run_selectors
 from annotations.selectors.report_grading import report_agreement
 from annotations.services import grading as grading_services
-from annotations.services import runs as run_services
 from annotations.services.errors import DomainError
 from tests.factories import make_benchmark, make_item, make_personas
-from tests.runs.helpers import fast_passwords
+from tests.runs.helpers import fast_passwords, make_report_run
 
 REFERENCES = [
     "The antral wall is thickened with an ulcerated mass. No enlarged lymph nodes.",
@@ -34,23 +33,6 @@ REPORTS_B = [
     "The liver is normal.",
     "Diffuse thickening with ascites in the gastric body.",
 ]
-
-
-def make_report_run(benchmark, items, *, label: str, texts: list[str]) -> Run:
-    endpoint = run_services.endpoint_ensure_openai(
-        name=f"endpoint-of-{label}", base_url="http://127.0.0.1:9/v1", model=f"model-{label}"
-    )
-    run = Run.objects.create(
-        benchmark=benchmark,
-        endpoint=endpoint,
-        kind="model",
-        label=label,
-        status=RunStatus.RUNNING,
-        total=len(items),
-    )
-    for item, text in zip(items, texts, strict=False):
-        Prediction.objects.create(run=run, item=item, raw_text=text, hit=None)
-    return run_services.run_finish(run_id=run.pk)
 
 
 @fast_passwords
