@@ -280,7 +280,7 @@ def _localize(provider: Any, request: TaskRequest) -> TaskAnswer:
         )
         completions.append(completion)
         parsed = parse_box(completion.text, width=picture.width, height=picture.height)
-        box = [round(v, 2) for v in parsed.box] if parsed else None
+        box = [_number(v) for v in parsed.box] if parsed else None
         if request.slices:
             z = request.slices[number]
             boxes[str(z)] = box
@@ -296,10 +296,19 @@ def _localize(provider: Any, request: TaskRequest) -> TaskAnswer:
             for z in range(start, end)
         }
         joined = box3d_from_slice_boxes(spread)
-        fields = {"box": list(joined) if joined else None, "slice_boxes": boxes}
+        fields = {
+            "box": [_number(v) for v in joined] if joined else None,
+            "slice_boxes": boxes,
+        }
     else:
         fields = {"box": boxes["image"]}
     return TaskAnswer(_joined(completions, "\n".join(replies)), fields)
+
+
+def _number(value: float) -> float | int:
+    """Pixels as the model gave them: whole numbers stay whole (JSON `10`, not `10.0`)."""
+    value = round(value, 2)
+    return int(value) if value.is_integer() else value
 
 
 def _joined(completions: Sequence[Completion], text: str) -> Completion:
