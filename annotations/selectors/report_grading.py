@@ -37,12 +37,12 @@ class _Report:
 
 def report_agreement(*, benchmark: Benchmark | None = None) -> ReportAgreement:
     """Every report grade (of `benchmark`), read per graded report. One query."""
-    grades = Grade.objects.filter(session__task=GradingTask.REPORTS).select_related(
+    rows = Grade.objects.filter(session__task=GradingTask.REPORTS).select_related(
         "item", "left_prediction__run", "right_prediction__run"
     )
     if benchmark is not None:
-        grades = grades.filter(session__run_a__benchmark=benchmark)
-    grades = list(grades.order_by("pk"))
+        rows = rows.filter(session__run_a__benchmark=benchmark)
+    grades = list(rows.order_by("pk"))
     reports: dict[tuple[str, int], _Report] = {}
     pairs: list[tuple[_Report, _Report, str]] = []
     for grade in grades:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections import defaultdict
@@ -22,6 +23,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext as _
 
+from annotations.charts import accuracy_chart, rating_chart
 from annotations.models import (
     CURATED_STATUSES,
     TAXONOMY_FIELDS,
@@ -132,7 +134,7 @@ def run_chunk_strip(*, run: Run, cells: int = 240) -> ChunkStrip:
     for row in rows:
         counts[row[1]] += 1
     per_cell = max(1, math.ceil(len(rows) / cells))
-    strip = []
+    strip: list[dict[str, Any]] = []
     for start in range(0, len(rows), per_cell):
         group = rows[start : start + per_cell]
         statuses = {row[1] for row in group}
@@ -216,7 +218,8 @@ class Leaderboard:
     columns: list[str]
     rows: list[LeaderboardRow]
     sort: str
-    chart: dict[str, Any] = field(default_factory=dict)
+    # `dataclasses.field`: the `field` attribute above shadows the name in the class body.
+    chart: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def _accuracy_key(cell: dict[str, Any] | None) -> float:
@@ -262,43 +265,17 @@ def leaderboard(*, benchmark: Benchmark, field_name: str = "", sort: str = "") -
     return board
 
 
-def accuracy_chart(entries: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    """Geometry of a horizontal bar chart of accuracies with 95% whiskers (inline SVG)."""
-    label_width, plot_width, row_height, top = 220, 460, 30, 26
-    bars = []
-    for position, (label, score) in enumerate(entries):
-        accuracy = score.get("accuracy")
-        y = top + position * row_height
-        bars.append(
-            {
-                "label": label,
-                "y": y,
-                "text_y": y + 15,
-                "width": round((accuracy or 0.0) * plot_width, 1),
-                "low": round(label_width + (score.get("low") or 0.0) * plot_width, 1),
-                "high": round(label_width + (score.get("high") or 0.0) * plot_width, 1),
-                "mid": y + 10,
-                "accuracy": accuracy,
-                "value_x": round(label_width + plot_width + 8, 1),
-            }
-        )
-    ticks = [
-        {"x": round(label_width + plot_width * t / 4, 1), "label": f"{t * 25}%"} for t in range(5)
-    ]
-    height = top + row_height * max(1, len(entries)) + 4
-    return {
-        "bars": bars,
-        "ticks": ticks,
-        "height": height,
-        "width": label_width + plot_width + 70,
-        "x0": label_width,
-        "axis_bottom": height - 4,
-    }
-
-
 # --- scores per task -----------------------------------------------------------------------
 
 TASKS = ("vqa", "classification", "report_generation", "localization", "retrieval")
+# An item's kind decides its task.
+TASK_OF_KIND = {
+    ItemKind.MCQ: "vqa",
+    ItemKind.LABEL: "classification",
+    ItemKind.OPEN: "report_generation",
+    ItemKind.BOX: "localization",
+    ItemKind.RETRIEVAL: "retrieval",
+}
 TASK_METRICS: dict[str, tuple[str, ...]] = {
     "vqa": ("accuracy",),
     "classification": ("accuracy", "macro_f1"),
@@ -420,8 +397,6 @@ def task_leaderboard(*, benchmark: Benchmark, task: str, sort: str = "") -> Task
 def benchmark_tasks(benchmark: Benchmark) -> list[str]:
     """The tasks the benchmark has items of (one query for a Gastric-X benchmark; the other
     families' items are multiple choice)."""
-    from annotations.services.runs.tasks import TASK_OF_KIND
-
     if benchmark.family != Family.GASTRICX:
         return ["vqa"]
     kinds = set(
@@ -548,14 +523,14 @@ def grading_ratings(
 ) -> Ratings:
     """Bradley–Terry ratings with bootstrap 95% intervals, win rates and clinician agreement
     (`task`: only the grades of sessions of that task, e.g. generated reports)."""
-    grades = Grade.objects.select_related(
+    rows = Grade.objects.select_related(
         "left_prediction__run", "right_prediction__run", "session"
     ).order_by("pk")
     if benchmark is not None:
-        grades = grades.filter(session__run_a__benchmark=benchmark)
+        rows = rows.filter(session__run_a__benchmark=benchmark)
     if task is not None:
-        grades = grades.filter(session__task=task)
-    grades = list(grades)
+        rows = rows.filter(session__task=task)
+    grades = list(rows)
     comparisons = [
         (
             run_display_name(_side_run(grade.left_prediction)),
@@ -587,7 +562,7 @@ def grading_ratings(
         win_rates,
         grading_agreement(grades),
         len(comparisons),
-        _rating_chart(ratings),
+        rating_chart(ratings),
     )
 
 
@@ -634,45 +609,4 @@ def grading_agreement(grades: list[Grade]) -> dict[str, Any]:
         "pairs": len(first),
         "kappa": None if math.isnan(kappa) else kappa,
         "percent": percent_agreement(zip(first, second, strict=True)),
-    }
-
-
-def _rating_chart(ratings: list[dict[str, Any]]) -> dict[str, Any]:
-    """Geometry of a dot-and-whisker chart of ratings (inline SVG)."""
-    if not ratings:
-        return {}
-    low = min(r["low"] for r in ratings + [{"low": r["rating"]} for r in ratings])
-    high = max(r["high"] for r in ratings + [{"high": r["rating"]} for r in ratings])
-    span = max(high - low, 1.0)
-    low, high = low - span * 0.05, high + span * 0.05
-    label_width, plot_width, row_height, top = 220, 460, 30, 26
-
-    def x(value: float) -> float:
-        return round(label_width + (value - low) / (high - low) * plot_width, 1)
-
-    rows = [
-        {
-            "label": r["model"],
-            "mid": top + i * row_height + 10,
-            "text_y": top + i * row_height + 15,
-            "x": x(r["rating"]),
-            "low": x(r["low"]),
-            "high": x(r["high"]),
-            "rating": r["rating"],
-        }
-        for i, r in enumerate(ratings)
-    ]
-    height = top + row_height * len(ratings) + 4
-    ticks = [
-        {"x": x(low + (high - low) * t / 4), "label": f"{low + (high - low) * t / 4:.0f}"}
-        for t in range(5)
-    ]
-    return {
-        "rows": rows,
-        "ticks": ticks,
-        "height": height,
-        "width": label_width + plot_width + 70,
-        "x0": label_width,
-        "value_x": label_width + plot_width + 8,
-        "axis_bottom": height - 4,
     }

@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 
 from celery import shared_task
-from django.contrib.auth import get_user_model
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -95,7 +94,7 @@ def _run(job: Job, lease: Lease) -> None:
             path=upload,
             family=params["family"],
             name=params["name"],
-            user=get_user_model().objects.filter(pk=job.created_by_id).first(),
+            user=job.created_by,
             progress=lambda state: _progress(lease, state, size),
             work_dir=work_dir,
             before_commit=lambda result: _finish(lease, result),

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotations.access import CURATOR, role_required
 from annotations.labels import import_warning_label
 from annotations.models import Benchmark, Job
-from annotations.selectors.jobs import job_chunks
+from annotations.selectors.jobs import job_chunks, job_retryable
 from annotations.services.jobs import job_create
 from annotations.tasks.imports import benchmark_import_task
 
@@ -121,6 +121,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "warnings": _warnings(job),
         "item_count": item_count,
         "chunks": job_chunks(job),
+        "retryable": job_retryable(job),
     }
     return render(request, template, context)
 

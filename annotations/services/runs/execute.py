@@ -74,8 +74,8 @@ def chunk_task(*, chunk_id: int, seconds: float = CHUNK_TASK_SECONDS) -> None:
     """A chunk's Celery task: answer the chunk, then the run's next waiting chunks for up to
     `seconds`, so that a worker goes from chunk to chunk without waiting for the broker (their
     own tasks then find them taken). A task whose chunk another worker took helps with the rest."""
-    run = Run.objects.select_related("benchmark", "endpoint", "judge").filter(chunks=chunk_id)
-    run = run.first()
+    runs = Run.objects.select_related("benchmark", "endpoint", "judge").filter(chunks=chunk_id)
+    run = runs.first()
     if run is None or run.status not in ACTIVE:
         return
     _answer_chunks(run, first=chunk_id, until=time.monotonic() + seconds)
@@ -90,8 +90,8 @@ def chunk_execute(
 ) -> str | None:
     """Answer this one chunk's items that have no prediction yet; its final status, or None
     when it was not waiting (another worker has it, or it ended) or was taken over meanwhile."""
-    chunk = RunChunk.objects.select_related("run__benchmark", "run__endpoint", "run__judge")
-    chunk = chunk.filter(pk=chunk_id).first()
+    chunks = RunChunk.objects.select_related("run__benchmark", "run__endpoint", "run__judge")
+    chunk = chunks.filter(pk=chunk_id).first()
     if chunk is None:
         return None
     ended = _answer_chunks(

@@ -161,7 +161,7 @@ def run_summarize(*, run: Run) -> dict[str, Any]:
 
 
 def _scores(records: list[dict[str, Any]]) -> dict[str, Any]:
-    result = breakdown(records, SUMMARY_FIELDS)
+    result: dict[str, Any] = breakdown(records, SUMMARY_FIELDS)
     by = {
         field: {str(value): _score_json(score) for value, score in scores.items()}
         for field, scores in result["by"].items()
@@ -173,6 +173,7 @@ def _scores(records: list[dict[str, Any]]) -> dict[str, Any]:
 def _vlmeval_table(run: Run, records: list[dict[str, Any]]) -> dict[str, Any]:
     """VLMEvalKit's table over the run's answers (the columns its release file would carry), as
     a header and rows: PostgreSQL's JSON does not keep the order of an object's keys."""
+    table: list[dict[str, Any]]
     if run.benchmark.family == Family.MEDQDEG:
         table = [medqdeg_score_table(records)]
     else:

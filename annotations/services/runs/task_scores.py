@@ -23,7 +23,8 @@ from annotations.scoring.tasks import (
     ReportOutcome,
     build_tasks_summary,
 )
-from annotations.services.runs.tasks import TASK_OF_KIND, box_truth, label_field, report_kind
+from annotations.selectors.runs import TASK_OF_KIND
+from annotations.services.runs.tasks import box_truth, label_field, report_kind
 
 TASK_RESAMPLES = 1000
 _FIELDS = (

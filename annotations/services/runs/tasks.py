@@ -1,7 +1,7 @@
 """Gastric-X's tasks in a run: what is asked for an item of each kind, and how its reply is read.
 
-An item's kind decides its task (`TASK_OF_KIND`): a multiple-choice item is VQA (answered and read
-exactly as before), a label item classification (its label set asked as lettered options, read
+An item's kind decides its task (`selectors.runs.TASK_OF_KIND`): a multiple-choice item is VQA
+(answered and read exactly as before), a label item classification (its label set asked as lettered options, read
 by VLMEvalKit's rules, the letter mapped back to its label), an open item report generation
 (free text), a box item localization (one `[x0, y0, x1, y1]` per image asked: the endoscopy
 image, or CT slices rendered from the volume and joined into a 3D box) and a retrieval pair
@@ -31,13 +31,6 @@ from annotations.inference.task_prompts import (
 from annotations.models import Image, Item, ItemKind, Volume
 from annotations.scoring.boxes import box3d_from_slice_boxes
 
-TASK_OF_KIND = {
-    ItemKind.MCQ: "vqa",
-    ItemKind.LABEL: "classification",
-    ItemKind.OPEN: "report_generation",
-    ItemKind.BOX: "localization",
-    ItemKind.RETRIEVAL: "retrieval",
-}
 CHOICE_KINDS = (ItemKind.MCQ, ItemKind.LABEL)
 # A 3D target is asked on at most this many slices inside it, plus one slice beyond each end
 # (so that the joined box's extent in z is the model's, not ours).
@@ -68,6 +61,8 @@ class Picture:
         from annotations.imaging.window import render_slice_png
         from annotations.selectors.cases import memmaps
 
+        if self.cache is None:
+            raise TaskInputError(f"{self.label}: neither a stored image nor a CT slice")
         return render_slice_png(memmaps.get(self.cache), self.z, *CT_WINDOW)
 
 
@@ -307,7 +302,7 @@ def _localize(provider: Any, request: TaskRequest) -> TaskAnswer:
 
 def _number(value: float) -> float | int:
     """Pixels as the model gave them: whole numbers stay whole (JSON `10`, not `10.0`)."""
-    value = round(value, 2)
+    value = round(float(value), 2)
     return int(value) if value.is_integer() else value
 
 
