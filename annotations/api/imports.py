@@ -25,7 +25,7 @@ from annotations.services.import_jobs import (
     upload_store,
 )
 from annotations.services.imports import ImportFailed
-from annotations.views.imports import too_large_message
+from annotations.uploads import too_large_message
 
 
 def job_report(job: Job) -> dict[str, Any]:
