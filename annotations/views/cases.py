@@ -100,13 +100,18 @@ def _viewer_config(request: HttpRequest, volumes: list[Volume], slices: dict[int
 @require_GET
 @role_required(*ROLES)
 def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    case = visibility.get_case_for_user_or_404(
-        request.user,
-        pk,
-        Case.objects.select_related("benchmark", "endoscopy_image").prefetch_related("indicators"),
+    cases = Case.objects.select_related("benchmark", "endoscopy_image").prefetch_related(
+        "indicators"
     )
+    cases = visibility.with_gold_hidden(cases, request.user, benchmark_path="benchmark")
+    case = visibility.get_case_for_user_or_404(request.user, pk, cases)
     page = selectors.case_page(case)
     slices = _initial_slices(page.volumes)
+    # The reports, the stage and the boxes are the gold of the report, classification and
+    # localization items: hidden from a clinician answering a human baseline of the benchmark.
+    gold = not getattr(case, "gold_hidden", False)
+    if not gold:
+        case.tnm, case.reports = "", {}
     context = {
         "case": case,
         "volumes": [(v, slices[v.pk]) for v in page.volumes],
@@ -120,6 +125,11 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "image_config": _image_config(request, case),
         "default_window": ct.WINDOW_PRESETS["soft_tissue"],
     }
+    if not gold:
+        for volume in context["viewer_config"]["volumes"]:
+            volume["boxes"] = []
+        if context["image_config"] is not None:
+            context["image_config"]["boxes"] = []
     return render(request, "cases/case.html", context)
 
 
