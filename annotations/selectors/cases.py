@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from annotations.imaging import ct
-from annotations.models import Box, BoxState, Case, Family, Item, Volume
+from annotations.models import Box, Case, Family, Item, Volume
 from annotations.selectors import visibility
 
 PHASE_ORDER = ("non_contrast", "arterial", "venous", "delayed")
@@ -84,7 +84,7 @@ def gastricx_cases(user, benchmark=None) -> QuerySet[Case]:
             ),
             n_boxes=Count(
                 "volumes__boxes",
-                filter=~Q(volumes__boxes__state=BoxState.REJECTED),
+                filter=~Q(volumes__boxes__state__in=Box.LEFT_OUT),
                 distinct=True,
             ),
         )

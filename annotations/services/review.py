@@ -17,13 +17,13 @@ submitted on the same version,
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -36,6 +36,7 @@ from annotations.models import (
     Item,
     ItemRevision,
     ItemStatus,
+    QueueCount,
     RejectReason,
     Review,
     RevisionReason,
@@ -43,6 +44,8 @@ from annotations.models import (
 )
 from annotations.services import item_content
 from annotations.services.errors import ConflictError, DomainError, NotAllowedError
+from annotations.services.stats import ANALYZE_AFTER, tables_analyze
+from annotations.services.triage import queue_ranks
 
 ASSIGNABLE_STATUSES = (ItemStatus.PENDING, ItemStatus.IN_REVIEW)
 ASSIGN_FILTERS = ("status", "category", "split", "task", "scene", "modality", "dataset")
@@ -181,6 +184,7 @@ def assignments_create(
         "item_id", "reviewer_id", "slot"
     ):
         existing[item_id].append((reviewer_id, slot))
+    ranks = queue_ranks(benchmark)
     load = dict.fromkeys((u.pk for u in reviewers), 0)
     open_rows = Assignment.objects.filter(reviewer__in=reviewers, completed_at__isnull=True)
     for reviewer_id in open_rows.values_list("reviewer_id", flat=True):
@@ -191,14 +195,25 @@ def assignments_create(
     created = 0
     touched: list[int] = []
     batch: list[Assignment] = []
-    for item_id in items.values_list("id", flat=True).iterator(chunk_size=BATCH):
+    counts: Counter[tuple[int, bool]] = Counter()
+    rows = items.values_list("id", "clean_twin_id")
+    for item_id, twin_of in rows.iterator(chunk_size=BATCH):
         taken = existing.get(item_id, [])
         picks = _pick(heap, per_item - len(taken), exclude={r for r, _s in taken})
         slots = iter(s for s in range(1, MAX_PER_ITEM + 1) if s not in {s for _r, s in taken})
+        pair = twin_of is not None
         batch.extend(
-            Assignment(item_id=item_id, reviewer_id=r, slot=next(slots), assigned_by=assigned_by)
+            Assignment(
+                item_id=item_id,
+                reviewer_id=r,
+                slot=next(slots),
+                assigned_by=assigned_by,
+                rank=ranks.get(item_id, 0.0),
+                pair=pair,
+            )
             for r in picks
         )
+        counts.update((r, pair) for r in picks)
         if picks:
             touched.append(item_id)
         if len(batch) >= BATCH:
@@ -209,7 +224,25 @@ def assignments_create(
         Item.objects.filter(
             pk__in=touched[start : start + BATCH], status=ItemStatus.PENDING
         ).update(status=ItemStatus.IN_REVIEW)
+    for (reviewer_id, pair), n in counts.items():
+        queue_count_add(reviewer_id, pair, total=n)
+    if created >= ANALYZE_AFTER:
+        transaction.on_commit(lambda: tables_analyze(Assignment, Item))
     return created
+
+
+def queue_count_add(reviewer_id: int, pair: bool, *, total: int = 0, done: int = 0) -> None:
+    """Add to a reviewer's queue counts (assignments given, completed)."""
+    row, _created = QueueCount.objects.get_or_create(reviewer_id=reviewer_id, pair=pair)
+    QueueCount.objects.filter(pk=row.pk).update(total=F("total") + total, done=F("done") + done)
+
+
+def queue_count_done(*, reviewer, item: Item, step: int) -> None:
+    """One more (step 1) or one fewer (-1) completed assignment in the reviewer's queue."""
+    rows = QueueCount.objects.filter(reviewer=reviewer, pair=item.clean_twin_id is not None)
+    if step < 0:
+        rows = rows.filter(done__gte=-step)
+    rows.update(done=F("done") + step)
 
 
 def _pick(heap: list, count: int, *, exclude: set[int]) -> list[int]:
@@ -285,6 +318,7 @@ def review_submit(
         if Assignment.objects.filter(item=item, reviewer=reviewer).exists():
             raise DomainError(_("You have already reviewed this item."), code="already_reviewed")
         raise DomainError(_("This item is not assigned to you."), code="not_assigned")
+    queue_count_done(reviewer=reviewer, item=item, step=1)
     try:
         with transaction.atomic():
             review = Review.objects.create(

@@ -21,6 +21,7 @@ from annotations.services.errors import ConflictError, DomainError, NotAllowedEr
 from annotations.services.item_content import label_set
 from annotations.services.review import assignments_create, review_submit
 from annotations.services.review_changes import review_change, review_withdraw
+from annotations.views.box_tool import item_box_tool
 from annotations.views.case_panel import case_panel_context
 from annotations.views.content import (
     content_diff,
@@ -118,6 +119,8 @@ def _render(
     request: HttpRequest, context: dict, *, status: int = 200, url: str = ""
 ) -> HttpResponse:
     template = f"{PAGE}#work" if request.htmx else PAGE
+    if context.get("item") is not None:
+        context["box_tool"] = item_box_tool(context["item"], request.user)
     response = render(request, template, context, status=status)
     if request.htmx and url:
         push_url(response, url)

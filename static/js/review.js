@@ -238,7 +238,9 @@ document.documentElement.dataset.reviewKeys = "ready";
 
 function apply(pane) {
   const z = pane._zoom;
-  pane.querySelector("img").style.transform = `translate(${z.x}px, ${z.y}px) scale(${z.s})`;
+  // The image and its box layer move together (static/js/image_box_tool.js).
+  const content = pane.querySelector(".zoom-content") || pane.querySelector("img");
+  content.style.transform = `translate(${z.x}px, ${z.y}px) scale(${z.s})`;
 }
 
 function zoomAt(pane, factor, px, py) {
@@ -276,6 +278,8 @@ function initPane(pane) {
     { passive: false },
   );
   pane.addEventListener("pointerdown", (e) => {
+    // The box tool takes presses on a box, its handles, and any press while drawing.
+    if (e.button !== 0 || e.target.closest("[data-box-ui]") || pane.dataset.drawing === "true") return;
     drag = { x: e.clientX, y: e.clientY, ox: pane._zoom.x, oy: pane._zoom.y };
     pane.setPointerCapture(e.pointerId);
     pane.classList.add("dragging");
@@ -292,7 +296,8 @@ function initPane(pane) {
   };
   pane.addEventListener("pointerup", stop);
   pane.addEventListener("pointercancel", stop);
-  pane.addEventListener("dblclick", () => {
+  pane.addEventListener("dblclick", (e) => {
+    if (e.target.closest("[data-box-ui]")) return;
     Object.assign(pane._zoom, { s: 1, x: 0, y: 0 });
     apply(pane);
   });
