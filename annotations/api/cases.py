@@ -142,7 +142,8 @@ class VolumeBoxesApi(APIView):
     @extend_schema(responses=BoxOutputSerializer(many=True))
     def get(self, request, pk: int):
         volume = visibility.get_volume_for_user_or_404(request.user, pk)
-        return Response(BoxOutputSerializer(selectors.volume_boxes(volume), many=True).data)
+        boxes = visibility.boxes_visible_to(request.user, selectors.volume_boxes(volume))
+        return Response(BoxOutputSerializer(boxes, many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: BoxOutputSerializer})
     def post(self, request, pk: int):
@@ -171,7 +172,8 @@ class ImageBoxesApi(APIView):
     @extend_schema(responses=BoxOutputSerializer(many=True))
     def get(self, request, sha256: str):
         image = visibility.get_image_for_user_or_404(request.user, sha256)
-        return Response(BoxOutputSerializer(selectors.image_boxes(image), many=True).data)
+        boxes = visibility.boxes_visible_to(request.user, selectors.image_boxes(image))
+        return Response(BoxOutputSerializer(boxes, many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: BoxOutputSerializer})
     def post(self, request, sha256: str):

@@ -94,14 +94,42 @@ def images_visible_to(user: Any) -> QuerySet[Image]:
 
 
 def boxes_visible_to(user: Any, queryset: QuerySet[Box] | None = None) -> QuerySet[Box]:
-    """Boxes on a volume of a case in scope, or on an image in scope."""
+    """Boxes on a volume of a case in scope, or on an image in scope, without those the user
+    is blinded to: while they review an item of the case or image, only imported boxes and
+    their own; while they answer a human baseline there, only their own."""
     boxes = Box.objects.all() if queryset is None else queryset
-    if sees_everything(user):
-        return boxes
-    benchmarks = benchmarks_visible_to(user)
-    return boxes.filter(
-        Q(volume__case__benchmark__in=benchmarks) | Q(image__in=images_visible_to(user))
-    )
+    if not sees_everything(user):
+        benchmarks = benchmarks_visible_to(user)
+        boxes = boxes.filter(
+            Q(volume__case__benchmark__in=benchmarks) | Q(image__in=images_visible_to(user))
+        )
+    return boxes.exclude(_boxes_blinded(user))
+
+
+def case_box_ids_visible_to(user: Any, case: Case) -> set[int]:
+    """Ids of the boxes of `case` (its volumes and endoscopy image) that `user` may see."""
+    where = Q(volume__case=case)
+    if case.endoscopy_image_id is not None:
+        where |= Q(image_id=case.endoscopy_image_id)
+    return set(boxes_visible_to(user, Box.objects.filter(where)).values_list("pk", flat=True))
+
+
+def _boxes_blinded(user: Any) -> Q | Combinable:
+    """Boxes of other people that `user` may not see now (the rule of `boxes_visible_to`)."""
+    blinded_items = Item.objects.filter(items_blinded_for(user))
+    on_case = Exists(blinded_items.filter(case=OuterRef("volume__case")))
+    on_image = Exists(
+        ItemImage.objects.filter(image=OuterRef("image"), item__in=blinded_items)
+    ) | Exists(blinded_items.filter(case__endoscopy_image=OuterRef("image")))
+    hidden = on_case | on_image
+    if _may_answer_baselines(user):
+        sessions = running_baselines(user).values("benchmark_id")
+        gold_hidden_here = Q(volume__case__benchmark__in=sessions) | Exists(
+            ItemImage.objects.filter(image=OuterRef("image"), item__benchmark__in=sessions)
+        )
+        # Imported boxes are a localization item's gold: hidden during a baseline too.
+        return ~Q(author=user) & ((hidden & ~Q(source="imported")) | gold_hidden_here)
+    return ~Q(author=user) & hidden & ~Q(source="imported")
 
 
 def _get_or_404(queryset: QuerySet, user: Any, benchmark_path: str, **lookup: Any):

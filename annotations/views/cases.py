@@ -138,11 +138,14 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         "image_config": _image_config(request, case),
     }
-    if not gold:
-        for volume in context["viewer_config"]["volumes"]:
-            volume["boxes"] = []
-        if context["image_config"] is not None:
-            context["image_config"]["boxes"] = []
+    # Boxes of other people are hidden while the user reviews an item of the case, and the
+    # imported ones too while they answer its baseline (selectors.visibility).
+    visible = visibility.case_box_ids_visible_to(request.user, case)
+    for volume in context["viewer_config"]["volumes"]:
+        volume["boxes"] = [box for box in volume["boxes"] if box["id"] in visible]
+    if context["image_config"] is not None:
+        image_boxes = context["image_config"]["boxes"]
+        context["image_config"]["boxes"] = [box for box in image_boxes if box["id"] in visible]
     return render(request, "cases/case.html", context)
 
 

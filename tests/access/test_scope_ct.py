@@ -7,9 +7,11 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotations.models import Box, Case
+from annotations.models import Assignment, Box, Case
 from annotations.selectors.cases import memmaps
+from annotations.services import boxes as box_services
 from annotations.services.cases import gastricx_import
+from annotations.services.human_baseline import human_baseline_open
 from annotations.services.review import assignments_create
 from tests.access.helpers import HTMX, assigned, people_with_combinations
 from tests.cases.builders import SMALL_GEOMETRY, write_case
@@ -103,3 +105,73 @@ def test_its_reviewers_and_the_curator_see_it_all(client, world):
         for url in api_reads(case):
             assert api.get(url).status_code == 200, (persona, url)
         assert "GX-SCOPE-1" in client.get(reverse("cases")).content.decode()
+
+
+def _box_ids(api, url) -> set[int]:
+    response = api.get(url)
+    assert response.status_code == 200, url
+    return {box["id"] for box in response.json()}
+
+
+def _page_box_ids(client, case) -> set[int]:
+    response = client.get(reverse("case", args=[case.pk]))
+    config = response.context["viewer_config"]
+    ids = {box["id"] for volume in config["volumes"] for box in volume["boxes"]}
+    image = response.context["image_config"]
+    return ids | {box["id"] for box in (image or {}).get("boxes", [])}
+
+
+def test_a_reviewer_of_the_case_sees_imported_boxes_and_her_own_not_the_other_reviewers(
+    client, world
+):
+    people, case = world
+    volume = case.volumes.get(phase="venous")
+    imported = set(Box.objects.filter(volume__case=case).values_list("pk", flat=True))
+    assert imported, "the case comes with its tumor boxes"
+    mine = box_services.box_create_3d(
+        volume=volume, label="tumor", voxel=VOXEL, user=people["reviewer"]
+    )
+    theirs = box_services.box_create_3d(
+        volume=volume, label="tumor", voxel=VOXEL, user=people["reviewer2"]
+    )
+    volume_url = f"/api/volumes/{volume.pk}/boxes/"
+    # Both reviewers still have their assignments open: each is blind to the other's boxes,
+    # in the API, the case page and a direct read of the box.
+    for me, other in (("reviewer", theirs), ("reviewer2", mine)):
+        own = mine if me == "reviewer" else theirs
+        seen = _box_ids(api_as(people[me]), volume_url)
+        assert own.pk in seen and other.pk not in seen
+        assert seen >= {pk for pk in imported if Box.objects.get(pk=pk).volume_id == volume.pk}
+        client.force_login(people[me])
+        assert other.pk not in _page_box_ids(client, case)
+        assert own.pk in _page_box_ids(client, case)
+        withdraw = f"/api/boxes/{other.pk}/?version={other.version}"
+        assert api_as(people[me]).delete(withdraw).status_code == 404
+        assert Box.objects.get(pk=other.pk).state != "withdrawn"
+    # The curator reviews nothing here and sees every box.
+    assert {mine.pk, theirs.pk} <= _box_ids(api_as(people["curator"]), volume_url)
+
+
+def test_a_curator_who_reviews_the_case_is_blinded_like_any_reviewer(world):
+    people, case = world
+    grace = people["curator_reviewer"]
+    # grace, a curator, takes over the second reviewer's open assignments on the case.
+    Assignment.objects.filter(reviewer=people["reviewer2"], item__case=case).update(reviewer=grace)
+    volume = case.volumes.get(phase="venous")
+    drawn = box_services.box_create_3d(
+        volume=volume, label="tumor", voxel=VOXEL, user=people["reviewer"]
+    )
+    assert grace.assignments.filter(item__case=case, completed_at__isnull=True).exists()
+    assert drawn.pk not in _box_ids(api_as(grace), f"/api/volumes/{volume.pk}/boxes/")
+
+
+def test_a_clinician_answering_a_baseline_sees_no_imported_box(world):
+    people, case = world
+    curator = people["curator"]
+    session = human_baseline_open(
+        benchmark=case.benchmark, clinician=people["adjudicator"], opened_by=curator
+    )
+    volume = case.volumes.get(phase="venous")
+    assert _box_ids(api_as(people["adjudicator"]), f"/api/volumes/{volume.pk}/boxes/") == set()
+    assert session.status == "running"
+    assert _box_ids(api_as(curator), f"/api/volumes/{volume.pk}/boxes/")
