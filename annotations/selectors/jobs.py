@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
+from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db.models import (
     Case,
@@ -27,11 +29,10 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from annotations.models import Job, JobChunk, JobStatus, Release, Run, RunChunk, RunKind
-from annotations.services.recovery import is_stale, stale_seconds
 
 PER_PAGE = 50
 STATES = ("queued", "running", "stuck", "failed", "done", "cancelled")
-RETRYABLE_JOBS = ("degrade", "triage")  # imports are retried by uploading again
+RETRYABLE_JOBS = ("degrade", "triage", "import")  # an import only while its upload is kept
 COLUMNS = (
     "source",
     "row_id",
@@ -49,6 +50,7 @@ COLUMNS = (
     "alive",
     "created",
     "note",
+    "upload",
 )
 
 
@@ -72,12 +74,9 @@ class WorkRow:
     alive: datetime  # the last sign of life: its heartbeat, or its creation before any
     created: datetime
     note: str
+    upload: str  # an import's kept upload, "" for other work
     stuck: bool = False
     beat_seconds: int | None = None
-
-    @property
-    def heartbeat_at(self) -> datetime:  # what `recovery.is_stale` reads
-        return self.alive
 
     @property
     def percent(self) -> float:
@@ -87,10 +86,32 @@ class WorkRow:
 
     @property
     def retryable(self) -> bool:
-        return self.state == "failed" and (self.source != "job" or self.kind in RETRYABLE_JOBS)
+        return _retryable(self.source, self.kind, self.state, self.upload)
 
 
-def _count(rows: QuerySet, column: str = "pk", how=Count) -> Subquery:
+def job_retryable(job: Job) -> bool:
+    """Whether a failed job is offered a retry (on the Jobs page and the job's own page)."""
+    upload = (job.params or {}).get("path") or "" if job.kind == "import" else ""
+    return _retryable("job", job.kind, job.status, upload)
+
+
+def _retryable(source: str, kind: str, state: str, upload: str) -> bool:
+    if state != "failed" or (source == "job" and kind not in RETRYABLE_JOBS):
+        return False
+    # An import refused for bad input keeps no upload: its file is fixed and uploaded again.
+    return kind != "import" or Path(upload).is_file()
+
+
+def stale_seconds() -> float:
+    """How long a claimed row may go without a heartbeat before the reaper takes it back."""
+    return float(getattr(settings, "JOB_STALE_SECONDS", 60))
+
+
+def _is_stale(row: WorkRow, *, now: datetime) -> bool:
+    return row.alive < now - timedelta(seconds=stale_seconds())
+
+
+def _count(rows: QuerySet, column: str = "pk", how=Count) -> Coalesce:
     total = rows.order_by().values("job").annotate(n=how(column)).values("n")
     return Coalesce(Subquery(total, output_field=IntegerField()), 0)
 
@@ -115,10 +136,11 @@ def _jobs() -> QuerySet:
         alive=Coalesce("heartbeat_at", "created_at"),
         created=F("created_at"),
         note=F("message"),
+        upload=Coalesce(KeyTextTransform("path", "params"), Value(""), output_field=CharField()),
     )
 
 
-def _run_chunks(rows: QuerySet, column: str = "pk", how=Count) -> Subquery:
+def _run_chunks(rows: QuerySet, column: str = "pk", how=Count) -> Coalesce:
     total = rows.order_by().values("run").annotate(n=how(column)).values("n")
     return Coalesce(Subquery(total, output_field=IntegerField()), 0)
 
@@ -140,6 +162,7 @@ def _runs() -> QuerySet:
         alive=Coalesce("heartbeat_at", "created_at"),
         created=F("created_at"),
         note=F("error"),
+        upload=Value(""),
     )
 
 
@@ -166,6 +189,7 @@ def _releases() -> QuerySet:
         alive=Coalesce("heartbeat_at", "created_at"),
         created=F("created_at"),
         note=F("error"),
+        upload=Value(""),
     )
 
 
@@ -194,7 +218,7 @@ def background_page(*, state: str = "", number: int | str = 1) -> Page:
     rows = []
     for values in page.object_list:
         row = WorkRow(**values)
-        row.stuck = row.state == "running" and is_stale(row, now=now)
+        row.stuck = row.state == "running" and _is_stale(row, now=now)
         if row.beat is not None:
             row.beat_seconds = max(0, int((now - row.beat).total_seconds()))
         rows.append(row)

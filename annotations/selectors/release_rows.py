@@ -21,7 +21,6 @@ from annotations.models import (
     Adjudication,
     Benchmark,
     Box,
-    BoxState,
     Image,
     Item,
     ItemImage,
@@ -255,7 +254,7 @@ def chunk_boxes_2d(image_ids: QuerySet) -> list[tuple[int | None, int, dict]]:
     """(owner item or None, image id, box) of the boxes drawn on the chunk's images."""
     rows = (
         Box.objects.filter(volume__isnull=True, image_id__in=image_ids)
-        .exclude(state=BoxState.REJECTED)
+        .exclude(state__in=Box.LEFT_OUT)
         .order_by("id")
         .values_list(
             "item_id", "image_id", "image__sha256", "label", "state", "x0", "y0", "x1", "y1"
@@ -283,7 +282,7 @@ def coco_rows(items: QuerySet[Item]) -> tuple[Iterator[dict], Iterator[dict]]:
     image_ids = ItemImage.objects.filter(item__in=items).values("image_id")
     boxes = (
         Box.objects.filter(volume__isnull=True, image_id__in=image_ids)
-        .exclude(state=BoxState.REJECTED)
+        .exclude(state__in=Box.LEFT_OUT)
         .order_by("image_id", "id")
     )
     images = Image.objects.filter(id__in=boxes.values("image_id")).order_by("id")

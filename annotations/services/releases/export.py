@@ -358,5 +358,5 @@ class _Images:
 
 
 def _write_coco(out: HashingFile, items) -> None:
-    """NAME_coco.json: the 2D boxes (not rejected) on the release's images."""
+    """NAME_coco.json: the 2D boxes on the release's images, without rejected or withdrawn ones."""
     write_coco(out, *rows.coco_rows(items), [label for label, _ in BoxLabel.choices])
