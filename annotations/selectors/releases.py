@@ -5,8 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.utils.translation import gettext
 
-from annotations.models import Benchmark, Item, ItemRevision, Release, ReleaseItem
+from annotations.models import (
+    CURATED_STATUSES,
+    Benchmark,
+    Item,
+    ItemRevision,
+    ItemStatus,
+    Release,
+    ReleaseItem,
+)
 from annotations.services.releases import FILTER_FIELDS
 
 # The filters offered on the new-release form, in the order a curator thinks of them.
@@ -35,6 +44,63 @@ def release_filter_choices(benchmark: Benchmark) -> dict[str, list[tuple[str, in
         if values:
             choices[name] = values
     return choices
+
+
+@dataclass
+class ReleasePreview:
+    """What a release with this selection would hold, and what it leaves out and why."""
+
+    benchmark_total: int  # every item of the benchmark
+    matching: int  # items the filters keep
+    released: int  # ... and that are curated (or every one, with include_all)
+    by_status: list[tuple[str, int, bool]]  # (status label, items matching, released?)
+    by_category: list[tuple[str, int]]  # of the released items
+    withheld_split: str
+    withheld_answers: int  # released items of the withheld split: no answer in their TSV
+    empty_reason: str = ""  # why nothing would be released
+
+    @property
+    def outside_filters(self) -> int:
+        return self.benchmark_total - self.matching
+
+
+def release_preview(
+    benchmark: Benchmark, *, include_all: bool, filters: dict, withhold_split: str = ""
+) -> ReleasePreview:
+    """Counts by status and category of the items a release would hold (four queries)."""
+    items = Item.objects.filter(benchmark=benchmark)
+    total = items.count()
+    for name, values in filters.items():
+        if values:
+            items = items.filter(**{f"{name}__in": values})
+    statuses = dict(items.order_by().values_list("status").annotate(n=Count("id")))
+    released = items if include_all else items.curated()
+    by_status = [
+        (status.label, statuses[status], include_all or status in CURATED_STATUSES)
+        for status in ItemStatus
+        if status in statuses
+    ]
+    categories = released.order_by().values_list("category").annotate(n=Count("id"))
+    count = sum(n for _status, n, kept in by_status if kept)
+    withheld = released.filter(split=withhold_split).count() if withhold_split else 0
+    preview = ReleasePreview(
+        total, sum(statuses.values()), count, by_status,
+        sorted(categories, key=lambda row: (-row[1], row[0])), withhold_split, withheld,
+    )  # fmt: skip
+    if not count:
+        preview.empty_reason = _empty_reason(preview)
+    return preview
+
+
+def _empty_reason(preview: ReleasePreview) -> str:
+    if not preview.benchmark_total:
+        return gettext("The benchmark has no items yet.")
+    if not preview.matching:
+        return gettext("No item matches the filters; widen them.")
+    return gettext(
+        "None of the %(n)d items that match is curated (agreed or adjudicated) yet: finish "
+        "their reviews, or include every item."
+    ) % {"n": preview.matching}
 
 
 @dataclass

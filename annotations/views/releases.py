@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from django import forms
@@ -19,7 +20,12 @@ from annotations.models import Benchmark, Release, ReleaseStatus
 from annotations.selectors import releases as selectors
 from annotations.selectors import visibility
 from annotations.services.errors import DomainError
-from annotations.services.releases import release_retry, release_selection, release_start
+from annotations.services.releases import (
+    check_release_name,
+    release_retry,
+    release_selection,
+    release_start,
+)
 
 FILTER_LABELS = {
     "split": _("Split"),
@@ -60,6 +66,18 @@ class ReleaseForm(forms.Form):
     def filters(self) -> dict[str, list[str]]:
         return {name: self.cleaned_data[f"filter_{name}"] for name in self.filter_names}
 
+    def selection(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "include_all": data["include_all"],
+            "filters": self.filters(),
+            "withhold_split": data["withhold_split"],
+        }
+
+    def signature(self) -> str:
+        """What the preview showed: a confirmation counts only for the same selection."""
+        return json.dumps(self.selection(), sort_keys=True)
+
 
 @require_GET
 @role_required(CURATOR)
@@ -81,22 +99,28 @@ def release_new(request: HttpRequest, name: str) -> HttpResponse:
         initial={"name": benchmark.name},
         choices=selectors.release_filter_choices(benchmark),
     )
+    preview = None
     if request.method == "POST" and form.is_valid():
+        selection = form.selection()
+        preview = selectors.release_preview(benchmark, **selection)
         try:
-            release = release_start(
-                benchmark=benchmark,
-                name=form.cleaned_data["name"],
-                version=form.cleaned_data["version"],
-                user=request.user,
-                include_all=form.cleaned_data["include_all"],
-                filters=form.filters(),
-                withhold_split=form.cleaned_data["withhold_split"],
-            )
+            check_release_name(form.cleaned_data["name"])
+            check_release_name(form.cleaned_data["version"], what="version")
+            if request.POST.get("confirm") == form.signature() and not preview.empty_reason:
+                release = release_start(
+                    benchmark=benchmark,
+                    name=form.cleaned_data["name"],
+                    version=form.cleaned_data["version"],
+                    user=request.user,
+                    **selection,
+                )
+                return redirect("release", pk=release.pk)
         except DomainError as error:
             form.add_error(None, str(error))
-        else:
-            return redirect("release", pk=release.pk)
-    return render(request, "releases/new.html", {"benchmark": benchmark, "form": form})
+    context = {"benchmark": benchmark, "form": form, "preview": preview}
+    if preview is not None and form.is_valid():
+        context["signature"] = form.signature()
+    return render(request, "releases/new.html", context)
 
 
 def _release_or_404(request: HttpRequest, pk: int) -> Release:

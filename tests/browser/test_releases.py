@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from annotations.models import Item, Release
@@ -12,6 +14,7 @@ from tests.browser.conftest import nav, screenshot
 from tests.factories import make_personas
 from tests.releases.helpers import edit, endo_benchmark
 
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -35,6 +38,18 @@ def queued(monkeypatch):
     return sent
 
 
+def test_an_empty_selection_is_refused_with_its_reason(page, live_server, login, people, queued):
+    endo_benchmark(people)
+    Item.objects.update(status="pending")
+    login(people["curator"].username)
+    page.goto(f"{live_server.url}/benchmarks/endo/releases/new/")
+    page.click("button:has-text('Preview the release')")
+
+    assert "Nothing to release." in page.inner_text("#release-preview")
+    assert page.locator("button[name=confirm]").count() == 0
+    assert not Release.objects.exists() and queued == []
+
+
 def test_a_curator_builds_a_release_and_compares_it(
     page, live_server, login, people, published, queued
 ):
@@ -46,10 +61,18 @@ def test_a_curator_builds_a_release_and_compares_it(
     page.fill("#id_version", "1.1")
     page.select_option("#id_withhold_split", "test")
     screenshot(page, "release_new")
-    page.click("button:has-text('Build the release')")
+    page.click("button:has-text('Preview the release')")
+
+    preview = page.inner_text("#release-preview")
+    assert "4 items will be released" in preview and "withheld: not curated" in preview
+    assert "2 items of split “test” are released without their answers" in preview
+    assert not Release.objects.filter(version="1.1").exists()  # nothing until confirmed
+    shot = screenshot(page, "release_preview")
+    (ROOT / "docs" / "release-preview.png").write_bytes(shot.read_bytes())
+    page.click("button:has-text('Build the release of 4 items')")
 
     page.wait_for_selector("#release-progress")
-    assert "Building" in page.inner_text("#release-progress")
+    assert "Building" in page.inner_text("#release-progress")  # queued for a worker
     screenshot(page, "release_building")
     release_build_task(Release.objects.get(version="1.1").pk)  # what the worker does
 

@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotations.models import Item, Release, ReleaseStatus
+from annotations.services.errors import DomainError
 from annotations.services.releases import release_build, release_create
 from tests.releases.helpers import edit
 
@@ -64,25 +65,67 @@ def test_the_list_shows_releases_in_a_constant_number_of_queries(
     assert response.content.decode().count('class="chip rel-') == 3
 
 
-def test_a_curator_starts_a_release_from_the_form(client, people, benchmark, queued):
+def test_a_curator_previews_then_confirms_a_release_from_the_form(
+    client, people, benchmark, queued
+):
     client.force_login(people["curator"])
     form = client.get(reverse("release-new", args=["endo"]))
     assert b"Landmark identification (3)" in form.content  # filter values with their counts
+    fields = {"name": "EndoTest", "version": "0.9", "filter_split": ["test"], "withhold_split": ""}
 
-    response = client.post(
-        reverse("release-new", args=["endo"]),
-        {
-            "name": "EndoTest",
-            "version": "0.9",
-            "filter_split": ["test"],
-            "withhold_split": "",
-        },
-    )
+    preview = client.post(reverse("release-new", args=["endo"]), fields)
+
+    assert preview.status_code == 200 and not Release.objects.exists() and queued == []
+    shown = preview.context["preview"]
+    assert (shown.benchmark_total, shown.matching, shown.released) == (6, 2, 2)
+    assert [(str(label), n, kept) for label, n, kept in shown.by_status] == [
+        ("Agreed", 1, True),
+        ("Adjudicated", 1, True),
+    ]
+    assert shown.outside_filters == 4 and shown.by_category == [("Lesion", 2)]
+    html = preview.content.decode()
+    assert "2 items will be released" in html and "withheld: outside the filters" in html
+    signature = preview.context["signature"]
+
+    response = client.post(reverse("release-new", args=["endo"]), {**fields, "confirm": signature})
 
     release = Release.objects.get(name="EndoTest")
     assert response.status_code == 302 and response.url == reverse("release", args=[release.pk])
     assert release.status == ReleaseStatus.QUEUED and release.created_by == people["curator"]
     assert release.filters == {"split": ["test"]} and release.item_count == 2
+
+
+def test_a_confirmation_of_another_selection_shows_the_preview_again(
+    client, people, benchmark, queued
+):
+    client.force_login(people["curator"])
+    fields = {"name": "EndoTest", "version": "0.9", "filter_split": ["test"]}
+    signature = client.post(reverse("release-new", args=["endo"]), fields).context["signature"]
+
+    changed = {**fields, "filter_split": ["dev"], "confirm": signature}
+    response = client.post(reverse("release-new", args=["endo"]), changed)
+
+    assert response.status_code == 200 and response.context["preview"].released == 2
+    assert not Release.objects.exists()
+
+
+def test_an_empty_selection_is_refused_with_its_reason_and_no_build_button(
+    client, people, benchmark, queued
+):
+    client.force_login(people["curator"])
+    Item.objects.filter(benchmark=benchmark).update(status="pending")
+    fields = {"name": "EndoTest", "version": "0.9"}
+
+    preview = client.post(reverse("release-new", args=["endo"]), fields)
+
+    html = preview.content.decode()
+    assert "Nothing to release." in html and "None of the 6 items that match is curated" in html
+    assert 'name="confirm"' not in html and "signature" in preview.context
+    forced = {**fields, "confirm": preview.context["signature"]}
+    assert client.post(reverse("release-new", args=["endo"]), forced).status_code == 200
+    assert not Release.objects.exists() and queued == []
+    with pytest.raises(DomainError, match="nothing to release"):
+        release_create(benchmark=benchmark, name="EndoTest", version="0.9")
 
 
 def test_the_form_refuses_a_name_vlmevalkit_would_misread(client, people, benchmark, queued):

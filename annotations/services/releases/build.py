@@ -65,7 +65,9 @@ def release_create(
             )
             % {"name": name, "version": version}
         )
-    items = release_items(benchmark, include_all=include_all, filters=cleaned)
+    count = release_items(benchmark, include_all=include_all, filters=cleaned).count()
+    if not count:
+        raise DomainError(gettext("This selection holds no item: there is nothing to release."))
     return Release.objects.create(
         benchmark=benchmark,
         name=name,
@@ -74,7 +76,7 @@ def release_create(
         filters={**cleaned, WITHHOLD_KEY: withhold_split} if withhold_split else cleaned,
         include_all=include_all,
         path=str(path or release_folder(name, version)),
-        item_count=items.count(),
+        item_count=count,
         created_by=user,
     )
 

@@ -39,8 +39,7 @@ TEMP_MARK = ".partial-"
 
 @dataclass(frozen=True)
 class ExportOptions:
-    """What an export writes besides NAME.tsv, NAME.json and manifest.json; the defaults are the
-    plain snapshot (imported columns only), `release()` a versioned release."""
+    """What an export writes: the defaults are a plain snapshot, `release()` a versioned release."""
 
     report_columns: bool = False  # the family's category / l2-category and taxonomy columns
     local_layout: bool | None = False  # NAME_local.tsv + images/; None: past part_bytes
@@ -102,8 +101,6 @@ def release_export(
 
 
 class _Export:
-    """One export: its open files and counts."""
-
     def __init__(self, folder, name, benchmark, include_all, filters, options) -> None:
         self.folder, self.name, self.benchmark = folder, name, benchmark
         self.include_all, self.filters = include_all, filters
