@@ -291,6 +291,26 @@ def verify(env: dict[str, str], written: list[tuple[str, int]]) -> int:
     return json.loads(output.strip().splitlines()[-1])["missing"]
 
 
+def server_cpu(server: subprocess.Popen | None) -> float:
+    """CPU seconds used so far by the server and its worker processes (Linux /proc): what a
+    request costs whatever else the machine runs, where wall-clock latency also counts the wait
+    for a core."""
+    if server is None:
+        return float("nan")
+    tick = os.sysconf("SC_CLK_TCK")
+    pids, total = [server.pid], 0.0
+    while pids:
+        pid = pids.pop()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                pids += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
+
 def warm_up(args, person: dict) -> None:
     """Each server process's first requests import the views: not part of the measurement.
     GETs only: nothing is reviewed."""
@@ -301,7 +321,8 @@ def warm_up(args, person: dict) -> None:
         clinician.connection.close()  # the next request may reach another process
 
 
-def step(args, env, people: list[dict], count: int) -> dict:
+def step(args, env, people: list[dict], count: int, server) -> dict:
+    cpu_before = server_cpu(server)
     stop_at = time.monotonic() + args.duration
     clinicians = [Clinician(args, people[n], stop_at, seed=n) for n in range(count)]
     started = time.monotonic()
@@ -310,6 +331,7 @@ def step(args, env, people: list[dict], count: int) -> dict:
     for clinician in clinicians:
         clinician.join()
     elapsed = time.monotonic() - started
+    cpu = server_cpu(server) - cpu_before
     timings: dict[str, list[float]] = defaultdict(list)
     errors: dict[str, int] = defaultdict(int)
     for clinician in clinicians:
@@ -336,6 +358,12 @@ def step(args, env, people: list[dict], count: int) -> dict:
         f"writes: {len(written)} 2xx reviews, {lost} lost; "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
+    requests = sum(len(values) for values in timings.values())
+    if requests:
+        print(
+            f"  server CPU {cpu:.1f} s: {1000 * cpu / requests:.1f} ms per request, "
+            f"{1000 * cpu / max(1, len(written)):.1f} ms per review"
+        )
     failures = sum(errors.values()) + dropped
     return {"reviewers": count, "p95": worst, "errors": failures, "lost": lost}
 
@@ -397,7 +425,7 @@ def main() -> None:
         server = start_server(args, env)
         try:
             warm_up(args, people[0])
-            results = [step(args, env, people, count) for count in counts]
+            results = [step(args, env, people, count, server) for count in counts]
         finally:
             if server is not None:
                 server.terminate()
