@@ -359,7 +359,7 @@ def step(args, env, people: list[dict], count: int, server) -> dict:
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
     requests = sum(len(values) for values in timings.values())
-    if requests:
+    if requests and server is not None:
         print(
             f"  server CPU {cpu:.1f} s: {1000 * cpu / requests:.1f} ms per request, "
             f"{1000 * cpu / max(1, len(written)):.1f} ms per review"
