@@ -4,6 +4,7 @@ from django.urls import path
 
 from annotations.views import adjudication as adjudication_views
 from annotations.views import agreement as agreement_views
+from annotations.views import benchmarks as benchmark_views
 from annotations.views import cases as case_views
 from annotations.views import core, imports, item_edit
 from annotations.views import grading as grading_views
@@ -19,23 +20,23 @@ from annotations.views import volumes as volume_views
 urlpatterns = [
     path("", core.dashboard, name="dashboard"),
     path("benchmarks/import/", imports.benchmark_import_view, name="benchmark-import"),
-    path("benchmarks/<slug:name>/", core.benchmark_detail, name="benchmark"),
+    path("benchmarks/<slug:name>/", benchmark_views.benchmark_hub_view, name="benchmark"),
     path("jobs/", job_views.job_list, name="jobs"),
     path("jobs/<int:pk>/", imports.job_detail, name="job"),
     path(
         "jobs/<str:source>/<int:pk>/retry/",
-        job_views.background_retry_view,
+        job_views.job_retry,
         name="background-retry",
     ),
     path("items/<int:pk>/", core.item_detail, name="item"),
     path("items/<int:pk>/edit/", item_edit.item_edit_view, name="item-edit"),
     path("images/<str:sha256>", core.image_file, name="image"),
     path("healthz", core.health, name="health"),
-    path("pairs/", pair_views.pairs_home, name="pairs"),
-    path("pairs/blind/", pair_views.pairs_blind_toggle, name="pairs-blind"),
+    path("pairs/", pair_views.pair_list, name="pairs"),
+    path("pairs/blind/", pair_views.pair_blind_toggle, name="pairs-blind"),
     path(
         "benchmarks/<slug:name>/pairs-blind/",
-        pair_views.benchmark_pairs_blind_view,
+        pair_views.pair_blind_set,
         name="benchmark-pairs-blind",
     ),
     path("pairs/next/", pair_views.pair_next, name="pair-next"),
@@ -43,16 +44,16 @@ urlpatterns = [
     path("pairs/<int:pk>/withdraw/", pair_views.pair_withdraw, name="pair-withdraw"),
     path(
         "benchmarks/<slug:name>/degrade/",
-        pair_views.benchmark_degrade_view,
+        pair_views.degrade_start,
         name="benchmark-degrade",
     ),
     path(
         "benchmarks/<slug:name>/robustness/",
-        pair_views.benchmark_robustness,
+        pair_views.robustness_detail,
         name="robustness",
     ),
-    path("triage/", triage_views.triage_index, name="triage-index"),
-    path("benchmarks/<slug:name>/triage/", triage_views.triage_page, name="triage"),
+    path("triage/", triage_views.triage_list, name="triage-index"),
+    path("benchmarks/<slug:name>/triage/", triage_views.triage_detail, name="triage"),
     path(
         "benchmarks/<slug:name>/triage/recompute/",
         triage_views.triage_recompute,
@@ -91,8 +92,8 @@ urlpatterns = [
     path("adjudication/", adjudication_views.adjudication_list, name="adjudication"),
     path("adjudication/items/<int:pk>/", adjudication_views.adjudicate, name="adjudicate"),
     path("benchmarks/<slug:name>/assign/", review_views.assign, name="review-assign"),
-    path("agreement/", agreement_views.agreement_index, name="agreement-index"),
-    path("benchmarks/<slug:name>/agreement/", agreement_views.agreement, name="agreement"),
+    path("agreement/", agreement_views.agreement_list, name="agreement-index"),
+    path("benchmarks/<slug:name>/agreement/", agreement_views.agreement_detail, name="agreement"),
     path("baseline/", baseline_views.baseline_list, name="baseline-list"),
     path("baseline/<int:pk>/", baseline_views.baseline_answer, name="baseline"),
     path(

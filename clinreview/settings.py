@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "knox",
     "axes",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
     "annotations",
@@ -231,6 +232,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Swagger UI and Redoc from our own static files (drf-spectacular-sidecar), never a CDN:
+    # /api/docs/ must work on a hospital network without internet.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery: a broker that needs no server by default (kombu's file-system transport).
@@ -304,9 +310,17 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
+LOG_LEVEL = env_str("LOG_LEVEL", "WARNING")
+# One handler, on the root: Django's own "django" logger would print every record a second time
+# under DEBUG. Its request logger drops the traceback of refused (4xx) requests.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"client_error": {"()": "clinreview.log_filters.ClientErrorWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "django.request": {"filters": ["client_error"]},
+    },
 }

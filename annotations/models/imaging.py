@@ -100,6 +100,13 @@ class BoxState(models.TextChoices):
     PROPOSED = "proposed", _("Proposed")
     ACCEPTED = "accepted", _("Accepted")
     REJECTED = "rejected", _("Rejected")
+    WITHDRAWN = "withdrawn", _("Withdrawn")
+
+
+class BoxQuerySet(models.QuerySet):
+    def kept(self) -> BoxQuerySet:
+        """Boxes a release or an export carries: neither rejected nor withdrawn by their author."""
+        return self.exclude(state__in=Box.LEFT_OUT)
 
 
 class Box(models.Model):
@@ -134,6 +141,11 @@ class Box(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = BoxQuerySet.as_manager()
+
+    # States whose boxes releases, exports and counts leave out.
+    LEFT_OUT = (BoxState.REJECTED, BoxState.WITHDRAWN)
 
     class Meta:
         ordering = ["id"]

@@ -42,7 +42,7 @@ from annotations.models import (
     RevisionReason,
     Verdict,
 )
-from annotations.models.item import LETTERS
+from annotations.services import item_content
 from annotations.services.errors import ConflictError, DomainError, NotAllowedError
 from annotations.services.stats import ANALYZE_AFTER, tables_analyze
 from annotations.services.triage import queue_ranks
@@ -69,44 +69,18 @@ def _max_options(benchmark: Benchmark) -> int:
     return len(letters) or 10
 
 
-def content_normalise(content: dict) -> dict:
-    """The comparable form of a content: stripped texts, unused (empty) options dropped."""
-    options = [str(option).strip() for option in content.get("options") or []]
-    return {
-        "question": str(content.get("question") or "").strip(),
-        "hint": str(content.get("hint") or "").strip(),
-        "options": [option for option in options if option],
-        "answer": str(content.get("answer") or "").strip().upper(),
-    }
+def content_normalise(content: dict, kind: str | None = None) -> dict:
+    """The comparable form of a content (see `item_content.content_normalise`)."""
+    return item_content.content_normalise(content, kind)
 
 
 def content_clean(raw: dict | None, *, item: Item) -> dict:
     """Validate a proposed content for this item; the hint stays the item's unless given."""
-    if not isinstance(raw, dict):
-        raise DomainError(_("An edit needs the proposed question, options and answer."))
-    content = content_normalise({"hint": item.hint, **raw})
-    if not content["question"]:
-        raise DomainError(_("The question cannot be empty."))
-    options = content["options"]
-    if len(options) < 2:
-        raise DomainError(_("A multiple-choice question needs at least two options."))
-    if len(options) > _max_options(item.benchmark):
-        raise DomainError(
-            _("This benchmark allows at most %(n)d options.") % {"n": _max_options(item.benchmark)}
-        )
-    if len(set(options)) != len(options):
-        raise DomainError(_("Two options have the same text."))
-    # One letter: `"" in "ABC"` holds for a string, and an item without an answer is no item.
-    if len(content["answer"]) != 1 or content["answer"] not in LETTERS[: len(options)]:
-        raise DomainError(_("The answer must be the letter of one of the options."))
-    return content
+    return item_content.content_clean(raw, item=item, max_options=_max_options(item.benchmark))
 
 
 def _apply_content(item: Item, content: dict) -> None:
-    item.question = content["question"]
-    item.hint = content["hint"]
-    item.options = list(content["options"])
-    item.answer = content["answer"]
+    item_content.content_apply(item, content)
 
 
 def _claim_version(item: Item, version: int, *, statuses: Iterable[str]) -> None:
@@ -116,7 +90,7 @@ def _claim_version(item: Item, version: int, *, statuses: Iterable[str]) -> None
     )
     if claimed:
         # The caller's object may be older than the row it just locked: work on the row.
-        item.refresh_from_db(fields=["question", "hint", "options", "answer", "version", "status"])
+        item.refresh_from_db(fields=[*item_content.CONTENT_FIELDS, "kind", "version", "status"])
         return
     current = Item.objects.filter(pk=item.pk).values_list("version", "status").first()
     if current is None:
@@ -304,7 +278,7 @@ def _review_fields(item: Item, verdict: str, content, reason: str) -> tuple[str,
         raise DomainError(_("The verdict must be accept, edit or reject."))
     if verdict == Verdict.EDIT:
         content = content_clean(content, item=item)
-        if content == content_normalise(item.content()):
+        if content == content_normalise(item.content(), item.kind):
             # An "edit" that changes nothing is an accept; calling it an edit would only
             # manufacture a dispute with a reviewer who accepted.
             return Verdict.ACCEPT, None, ""
@@ -402,7 +376,7 @@ def _settle(item: Item) -> str:
         status = ItemStatus.AGREED
     elif verdicts == {Verdict.REJECT}:
         status = ItemStatus.REJECTED
-    elif verdicts == {Verdict.EDIT} and len({_key(r.content) for r in reviews}) == 1:
+    elif verdicts == {Verdict.EDIT} and len({_key(r.content, item.kind) for r in reviews}) == 1:
         status = ItemStatus.AGREED
         names = ", ".join(sorted(r.reviewer.get_username() for r in reviews))
         _new_revision(
@@ -415,13 +389,12 @@ def _settle(item: Item) -> str:
     else:
         status = ItemStatus.DISPUTED
     item.status = status
-    item.save(update_fields=["status", "question", "hint", "options", "answer", "version"])
+    item.save(update_fields=["status", *item_content.CONTENT_FIELDS, "version"])
     return status
 
 
-def _key(content: dict | None) -> str:
-    normal = content_normalise(content or {})
-    return repr((normal["question"], normal["hint"], normal["options"], normal["answer"]))
+def _key(content: dict | None, kind: str) -> str:
+    return repr(sorted(content_normalise(content or {}, kind).items()))
 
 
 # --- adjudication and direct edits ---------------------------------------------------------
@@ -474,9 +447,10 @@ def item_adjudicate(
         reject = taken.verdict == Verdict.REJECT
         if not reject:
             edited = taken.verdict == Verdict.EDIT
-            adopted = content_normalise(_edit_content(taken) if edited else item.content())
+            chosen = _edit_content(taken) if edited else item.content()
+            adopted = content_normalise(chosen, item.kind)
     elif not reject:
-        adopted = content_normalise(content_clean(content, item=item))
+        adopted = content_normalise(content_clean(content, item=item), item.kind)
     if adopted is None:
         item.status = ItemStatus.REJECTED
     else:
@@ -488,7 +462,7 @@ def item_adjudicate(
             note=(comment or "").strip(),
         )
         item.status = ItemStatus.ADJUDICATED
-    item.save(update_fields=["status", "question", "hint", "options", "answer", "version"])
+    item.save(update_fields=["status", *item_content.CONTENT_FIELDS, "version"])
     return Adjudication.objects.create(
         item=item,
         adjudicator=adjudicator,
@@ -518,5 +492,5 @@ def item_edit(*, item: Item, user, version: int, content: dict, note: str = "") 
     new_version = _new_revision(
         item, content, reason=RevisionReason.EDITED, author=user, note=(note or "").strip()
     )
-    item.save(update_fields=["question", "hint", "options", "answer", "version"])
+    item.save(update_fields=[*item_content.CONTENT_FIELDS, "version"])
     return new_version
