@@ -43,6 +43,7 @@ PASSWORD = "load-test-password"
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 VERSION_INPUT = re.compile(r'name="version" value="(\d+)"')
 ITEM_PATH = re.compile(r"^/review/items/(\d+)/$")
+IDLE_SECONDS = 1.5
 
 
 def environment(args, folder: Path) -> dict[str, str]:
@@ -169,7 +170,9 @@ class Clinician(threading.Thread):
         self.errors: dict[str, int] = defaultdict(int)  # 5xx per kind
         self.refused = 0  # other non-2xx answers
         self.written: list[tuple[str, int]] = []
+        self.dropped = 0  # requests whose connection failed (no HTTP answer)
         self.connection = http.client.HTTPConnection("127.0.0.1", args.port, timeout=120)
+        self.last_used = 0.0
 
     def request(self, kind: str, method: str, path: str, body: str = "", headers=None):
         sent = {**(headers or {})}
@@ -177,6 +180,10 @@ class Clinician(threading.Thread):
             sent["Authorization"] = f"Token {self.person['token']}"
         else:
             sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        if time.monotonic() - self.last_used > IDLE_SECONDS:
+            # The server has closed an idle keep-alive connection by now (gunicorn after 2 s),
+            # as a browser finds: a new connection, as it opens.
+            self.connection.close()
         start = time.perf_counter()
         try:
             self.connection.request(method, path, body=body or None, headers=sent)
@@ -184,8 +191,9 @@ class Clinician(threading.Thread):
             text = response.read().decode()
         except (OSError, http.client.HTTPException):
             self.connection.close()
-            self.errors[kind] += 1
+            self.dropped += 1
             return None, ""
+        self.last_used = time.monotonic()
         self.timings[kind].append((time.perf_counter() - start) * 1000)
         if response.status >= 500:
             self.errors[kind] += 1
@@ -205,7 +213,10 @@ class Clinician(threading.Thread):
         return {"verdict": "reject", "reason": "ambiguous"}
 
     def run(self) -> None:
-        (self.run_api if self.args.mode == "api" else self.run_html)()
+        try:
+            (self.run_api if self.args.mode == "api" else self.run_html)()
+        finally:
+            self.connection.close()
 
     def run_api(self) -> None:
         while time.monotonic() < self.stop_at:
@@ -280,6 +291,26 @@ def verify(env: dict[str, str], written: list[tuple[str, int]]) -> int:
     return json.loads(output.strip().splitlines()[-1])["missing"]
 
 
+def server_cpu(server: subprocess.Popen | None) -> float:
+    """CPU seconds used so far by the server and its worker processes (Linux /proc): what a
+    request costs whatever else the machine runs, where wall-clock latency also counts the wait
+    for a core."""
+    if server is None:
+        return float("nan")
+    tick = os.sysconf("SC_CLK_TCK")
+    pids, total = [server.pid], 0.0
+    while pids:
+        pid = pids.pop()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                pids += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
+
 def warm_up(args, person: dict) -> None:
     """Each server process's first requests import the views: not part of the measurement.
     GETs only: nothing is reviewed."""
@@ -290,7 +321,8 @@ def warm_up(args, person: dict) -> None:
         clinician.connection.close()  # the next request may reach another process
 
 
-def step(args, env, people: list[dict], count: int) -> dict:
+def step(args, env, people: list[dict], count: int, server) -> dict:
+    cpu_before = server_cpu(server)
     stop_at = time.monotonic() + args.duration
     clinicians = [Clinician(args, people[n], stop_at, seed=n) for n in range(count)]
     started = time.monotonic()
@@ -299,6 +331,7 @@ def step(args, env, people: list[dict], count: int) -> dict:
     for clinician in clinicians:
         clinician.join()
     elapsed = time.monotonic() - started
+    cpu = server_cpu(server) - cpu_before
     timings: dict[str, list[float]] = defaultdict(list)
     errors: dict[str, int] = defaultdict(int)
     for clinician in clinicians:
@@ -318,12 +351,21 @@ def step(args, env, people: list[dict], count: int) -> dict:
             f"({len(values)} requests, {errors.get(kind, 0)} 5xx)"
         )
     refused = sum(c.refused for c in clinicians)
+    dropped = sum(c.dropped for c in clinicians)
     print(
         f"  throughput {len(written) / elapsed:.1f} reviews/s; {sum(errors.values())} 5xx, "
-        f"{refused} refused (4xx); writes: {len(written)} 2xx reviews, {lost} lost; "
+        f"{refused} refused (4xx), {dropped} connections failed; "
+        f"writes: {len(written)} 2xx reviews, {lost} lost; "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
-    return {"reviewers": count, "p95": worst, "errors": sum(errors.values()), "lost": lost}
+    requests = sum(len(values) for values in timings.values())
+    if requests and server is not None:
+        print(
+            f"  server CPU {cpu:.1f} s: {1000 * cpu / requests:.1f} ms per request, "
+            f"{1000 * cpu / max(1, len(written)):.1f} ms per review"
+        )
+    failures = sum(errors.values()) + dropped
+    return {"reviewers": count, "p95": worst, "errors": failures, "lost": lost}
 
 
 def parse_think(text: str) -> tuple[float, float]:
@@ -364,7 +406,7 @@ def main() -> None:
         subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
         name = f"load-{int(time.time())}"
         output = subprocess.run(
-            [PYTHON, __file__, "--setup", name, str(args.items), str(max(counts))],
+            [PYTHON, __file__, "--setup", name, str(args.items), str(max(2, *counts))],
             cwd=ROOT,
             env=env,
             check=True,
@@ -383,11 +425,14 @@ def main() -> None:
         server = start_server(args, env)
         try:
             warm_up(args, people[0])
-            results = [step(args, env, people, count) for count in counts]
+            results = [step(args, env, people, count, server) for count in counts]
         finally:
             if server is not None:
                 server.terminate()
-                server.wait(timeout=30)
+                try:
+                    server.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    server.kill()
     held = [r["reviewers"] for r in results if r["p95"] <= args.budget_ms and not r["errors"]]
     held = [n for n in held if not next(r["lost"] for r in results if r["reviewers"] == n)]
     print(

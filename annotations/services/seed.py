@@ -166,7 +166,7 @@ def benchmark_seed(
     to `per_item` of `reviewers` new reviewers (NAME-r1 ...). Refuses an existing name.
     Returns the benchmark, the reviewers and the number of assignments."""
     if Benchmark.objects.filter(name=name).exists():
-        raise DomainError(_("A benchmark named %(name)s already exists.") % {"name": name})
+        raise DomainError(_("A benchmark named '%(name)s' already exists.") % {"name": name})
     if items < 1 or reviewers < per_item:
         raise DomainError(_("Give at least one item and %(n)d reviewers.") % {"n": per_item})
     benchmark = Benchmark.objects.create(
