@@ -152,6 +152,12 @@ class Item(models.Model):
         indexes = [
             models.Index(fields=["benchmark", "status"], name="item_benchmark_status"),
             models.Index(fields=["benchmark", "kind"], name="item_benchmark_kind"),
+            # The adjudication queue: disputed items, oldest dispute first.
+            models.Index(
+                fields=["updated_at", "id"],
+                condition=models.Q(status="disputed"),
+                name="item_dispute_queue",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -12,8 +12,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.optimize import root
-from scipy.special import expit
 
 Comparison = tuple[str, str, float]
 
@@ -74,15 +72,21 @@ def _tables(
     return wins, games + games.T
 
 
+def _expit(x: np.ndarray) -> np.ndarray:
+    from scipy.special import expit  # scipy costs a command's start-up half a second: here only
+
+    return expit(x)
+
+
 def _gradient(theta: np.ndarray, wins: np.ndarray, games: np.ndarray) -> np.ndarray:
-    p_win = expit(theta[:, None] - theta[None, :])
-    return wins - (games * p_win).sum(axis=1) + PRIOR_TIES * (0.5 - expit(theta))
+    p_win = _expit(theta[:, None] - theta[None, :])
+    return wins - (games * p_win).sum(axis=1) + PRIOR_TIES * (0.5 - _expit(theta))
 
 
 def _information(theta: np.ndarray, wins: np.ndarray, games: np.ndarray) -> np.ndarray:
     """The negative Hessian: positive definite thanks to the prior's diagonal term."""
-    p_win = expit(theta[:, None] - theta[None, :])
-    p_prior = expit(theta)
+    p_win = _expit(theta[:, None] - theta[None, :])
+    p_prior = _expit(theta)
     curvature = games * p_win * (1.0 - p_win)
     return np.diag(curvature.sum(axis=1) + PRIOR_TIES * p_prior * (1.0 - p_prior)) - curvature
 
@@ -90,6 +94,8 @@ def _information(theta: np.ndarray, wins: np.ndarray, games: np.ndarray) -> np.n
 def _fit_log_strengths(
     wins: np.ndarray, games: np.ndarray, start: np.ndarray | None = None
 ) -> np.ndarray:
+    from scipy.optimize import root
+
     # The log-posterior is strictly concave (see PRIOR_TIES), so its maximum is the one root of
     # the gradient: MINPACK's hybrid Newton method with the exact Jacobian finds it in a few steps.
     result = root(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,7 +94,7 @@ def gastricx_cases(user, benchmark=None) -> QuerySet[Case]:
 class CasePage:
     case: Case
     volumes: list[Volume]
-    items: list[Item]
+    items: Sequence[Item]
 
 
 def case_page(case: Case) -> CasePage:

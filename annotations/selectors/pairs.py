@@ -28,7 +28,12 @@ from annotations.models import (
 )
 from annotations.scoring.accuracy import Score
 from annotations.selectors import visibility
-from annotations.selectors.review import Progress, next_in_queue, open_assignments
+from annotations.selectors.review import (
+    Progress,
+    next_in_queue,
+    open_assignments,
+    queue_counts,
+)
 
 IMAGES = Prefetch("item_images", queryset=ItemImage.objects.select_related("image"))
 
@@ -44,20 +49,13 @@ def clean_items(benchmark: Benchmark) -> QuerySet[Item]:
     )
 
 
-def _pair_assignments(user):
-    return Assignment.objects.filter(reviewer=user, item__clean_twin__isnull=False)
-
-
 def pair_queue_next(user, *, after: int | None = None) -> Assignment | None:
     """The reviewer's next open pair assignment (after assignment `after`, wrapping round)."""
-    return next_in_queue(open_assignments(user).filter(item__clean_twin__isnull=False), after=after)
+    return next_in_queue(open_assignments(user).filter(pair=True), after=after)
 
 
 def pair_progress(user) -> Progress:
-    row = _pair_assignments(user).aggregate(
-        total=Count("id"), done=Count("id", filter=Q(completed_at__isnull=False))
-    )
-    return Progress(done=row["done"], total=row["total"])
+    return queue_counts(user, pair=True)
 
 
 @dataclass

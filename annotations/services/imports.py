@@ -14,6 +14,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -27,6 +28,7 @@ from django.utils.translation import gettext, ngettext
 from annotations.formats import ReadLimits, open_reader
 from annotations.formats.cells import metadata_warnings
 from annotations.formats.errors import FormatError, RowProblem, RowWarning
+from annotations.formats.gastricx import extract_zip
 from annotations.imaging.images import ImageError, PreparedImage, prepare_image
 from annotations.models import (
     COLUMN_FIELDS,
@@ -172,14 +174,38 @@ def benchmark_import_run(
     staging = ImageStaging(work_dir or import_work_dir(f"run-{uuid.uuid4().hex}"))
     new = _NewBenchmark(name, family, user, description)
     try:
-        with _Spool() as spool:
-            read = _read_rows(Path(path), family, staging, spool, _Throttled(progress))
+        with _Spool() as spool, _unpacked(Path(path), family, staging.folder.parent) as source:
+            read = _read_rows(source, family, staging, spool, _Throttled(progress))
             result = _save(new, read, spool, staging, _Throttled(progress), before_commit)
     except BaseException:
         staged_images_discard(staging.folder)
         raise
     staging.remove()
     return result
+
+
+@contextmanager
+def _unpacked(path: Path, family: str, scratch: Path) -> Iterator[Path]:
+    """The file to read: `path` itself, or for an EndoBench zip the one JSON inside it,
+    unpacked with its images into a scratch folder that is removed afterwards."""
+    if family != Family.ENDOBENCH or path.suffix.lower() != ".zip":
+        yield path
+        return
+    scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="endobench-", dir=scratch) as folder:
+        try:
+            extract_zip(path, Path(folder) / "unpacked")
+        except FormatError as error:
+            raise ImportFailed(error.problems) from None
+        found = [
+            json_path
+            for json_path in (Path(folder) / "unpacked").rglob("*.json")
+            if "__MACOSX" not in json_path.parts
+        ]
+        if len(found) != 1:
+            reason = f"the zip must hold one .json file, it holds {len(found)}"
+            raise ImportFailed([RowProblem(0, None, reason, "no_json")])
+        yield found[0]
 
 
 def _check_name_free(name: str) -> None:
@@ -280,7 +306,7 @@ def _read_rows(path: Path, family: str, staging, spool: _Spool, progress: _Throt
     if reader.problems:
         raise ImportFailed(list(reader.problems), report)
     if count == 0:
-        raise ImportFailed([RowProblem(0, None, "the file holds no item")], report)
+        raise ImportFailed([RowProblem(0, None, "the file holds no item", "no_items")], report)
     progress("reading", count, 1.0, force=True)
     return _Read(reader.columns, reader.option_letters, images_by_index, report, count)
 
@@ -293,12 +319,14 @@ def _row_problems(row) -> list[RowProblem]:
     """What the database could not keep: an index out of range, a value longer than its column."""
     problems = []
     if row.index not in _INDEX_RANGE:
-        problems.append(RowProblem(row.row, "index", f"index {row.index} is out of range"))
+        problems.append(
+            RowProblem(row.row, "index", f"index {row.index} is out of range", "bad_index")
+        )
     for column, value in row.extra.items():
         limit = _column_limits().get(column)
         if limit and len(value) > limit:
             reason = f"{len(value)} characters, longer than the {limit} this column may hold"
-            problems.append(RowProblem(row.row, column, reason))
+            problems.append(RowProblem(row.row, column, reason, "too_long"))
     return problems
 
 

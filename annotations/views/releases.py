@@ -108,7 +108,7 @@ def _release_or_404(request: HttpRequest, pk: int) -> Release:
 @role_required(CURATOR)
 def release_detail(request: HttpRequest, pk: int) -> HttpResponse:
     release = _release_or_404(request, pk)
-    if request.htmx and release.status != ReleaseStatus.BUILDING:
+    if request.htmx and release.status not in (ReleaseStatus.QUEUED, ReleaseStatus.BUILDING):
         # The build ended while the page was polling: show the whole page (files, charts).
         return HttpResponseClientRefresh()
     filters, withhold = release_selection(release)

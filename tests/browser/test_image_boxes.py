@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from demo.endobench import endobench_rows
 from annotations.models import Box, BoxRevision
 from annotations.services import boxes as box_services
 from annotations.services.review import assignments_create
+from demo.endobench import endobench_rows
 from tests.browser.conftest import screenshot
 from tests.factories import jpeg_bytes, make_benchmark, make_item, make_personas
 

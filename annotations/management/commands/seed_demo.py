@@ -79,6 +79,7 @@ class Command(BaseCommand):
         # the first EndoBench items are already reviewed, some in dispute, for the adjudicator.
         from annotations.models import Assignment
         from annotations.services.review import assignments_create
+        from demo.gastricx_reviews import demo_gastricx_reviews_seed
         from demo.reviews import demo_reviews_seed
 
         reviewers = [users["reviewer"], users["reviewer2"]]
@@ -89,6 +90,11 @@ class Command(BaseCommand):
             self.stdout.write(f"assigned {created} reviews in {benchmark.name}")
             if benchmark.name == "endobench-demo":
                 given = demo_reviews_seed(
+                    benchmark=benchmark, first=users["reviewer"], second=users["reviewer2"]
+                )
+                self.stdout.write(f"gave {given} demo reviews in {benchmark.name}")
+            if benchmark.name == "gastricx-demo":
+                given = demo_gastricx_reviews_seed(
                     benchmark=benchmark, first=users["reviewer"], second=users["reviewer2"]
                 )
                 self.stdout.write(f"gave {given} demo reviews in {benchmark.name}")

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotations', '0012_item_kinds'),
+        ('annotations', '0014_scale_queue'),
     ]
 
     operations = [
