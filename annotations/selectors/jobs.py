@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db.models import (
     Case,
@@ -28,7 +29,6 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from annotations.models import Job, JobChunk, JobStatus, Release, Run, RunChunk, RunKind
-from annotations.services.recovery import is_stale, stale_seconds
 
 PER_PAGE = 50
 STATES = ("queued", "running", "stuck", "failed", "done", "cancelled")
@@ -79,10 +79,6 @@ class WorkRow:
     beat_seconds: int | None = None
 
     @property
-    def heartbeat_at(self) -> datetime:  # what `recovery.is_stale` reads
-        return self.alive
-
-    @property
     def percent(self) -> float:
         if self.state == "done":
             return 100.0
@@ -106,7 +102,16 @@ def _retryable(source: str, kind: str, state: str, upload: str) -> bool:
     return kind != "import" or Path(upload).is_file()
 
 
-def _count(rows: QuerySet, column: str = "pk", how=Count) -> Subquery:
+def stale_seconds() -> float:
+    """How long a claimed row may go without a heartbeat before the reaper takes it back."""
+    return float(getattr(settings, "JOB_STALE_SECONDS", 60))
+
+
+def _is_stale(row: WorkRow, *, now: datetime) -> bool:
+    return row.alive < now - timedelta(seconds=stale_seconds())
+
+
+def _count(rows: QuerySet, column: str = "pk", how=Count) -> Coalesce:
     total = rows.order_by().values("job").annotate(n=how(column)).values("n")
     return Coalesce(Subquery(total, output_field=IntegerField()), 0)
 
@@ -135,7 +140,7 @@ def _jobs() -> QuerySet:
     )
 
 
-def _run_chunks(rows: QuerySet, column: str = "pk", how=Count) -> Subquery:
+def _run_chunks(rows: QuerySet, column: str = "pk", how=Count) -> Coalesce:
     total = rows.order_by().values("run").annotate(n=how(column)).values("n")
     return Coalesce(Subquery(total, output_field=IntegerField()), 0)
 
@@ -213,7 +218,7 @@ def background_page(*, state: str = "", number: int | str = 1) -> Page:
     rows = []
     for values in page.object_list:
         row = WorkRow(**values)
-        row.stuck = row.state == "running" and is_stale(row, now=now)
+        row.stuck = row.state == "running" and _is_stale(row, now=now)
         if row.beat is not None:
             row.beat_seconds = max(0, int((now - row.beat).total_seconds()))
         rows.append(row)

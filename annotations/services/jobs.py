@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from django.db import transaction
@@ -24,7 +25,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotations.models import Job, JobChunk, JobStatus
+from annotations.models import Job, JobChunk, JobStatus, Release, Run
 from annotations.services.errors import DomainError
 from annotations.services.recovery import (
     Kind,
@@ -229,7 +230,7 @@ def _send_chunks(chunk_ids: list[int]) -> None:
     from annotations.tasks.jobs import job_chunk_task  # import cycle
 
     for pk in chunk_ids:
-        transaction.on_commit(lambda pk=pk: job_chunk_task.delay(pk))
+        transaction.on_commit(partial(job_chunk_task.delay, pk))
 
 
 def _chunk_restart(lease: Lease, chunk: JobChunk) -> None:
@@ -327,7 +328,7 @@ def job_retry(*, job: Job) -> Job:
             code="upload_gone",
         )
     reopened = Job.objects.filter(pk=job.pk, status__in=(JobStatus.FAILED, JobStatus.CANCELLED))
-    fields = {"status": JobStatus.QUEUED, "message": "", "finished_at": None}
+    fields: dict[str, object] = {"status": JobStatus.QUEUED, "message": "", "finished_at": None}
     if job.kind == "import":
         fields.update(done=0, result={})
     if not reopened.update(**fields, heartbeat_at=timezone.now()):
@@ -354,10 +355,9 @@ def job_send(*, job_id: int, kind: str) -> None:
     task.delay(job_id)
 
 
-def background_retry(*, work: Job | object) -> None:
+def background_retry(*, work: Job | Run | Release) -> None:
     """Retry failed background work from the Jobs page, through the retry of its own kind: a
     model run's (its failed and unanswered items), a release's (a fresh build) or a job's."""
-    from annotations.models import Release, Run  # import cycle through the runs services
     from annotations.services.releases import release_retry
     from annotations.services.runs import run_retry
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -31,6 +32,8 @@ from django.db import connection, transaction
 from django.db.models import F, Model, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+
+from annotations.selectors.jobs import stale_seconds
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +44,6 @@ def _seconds(name: str, default: float) -> float:
 
 def heartbeat_seconds() -> float:
     return _seconds("JOB_HEARTBEAT_SECONDS", 10)
-
-
-def stale_seconds() -> float:
-    return _seconds("JOB_STALE_SECONDS", 60)
 
 
 def resend_seconds() -> float:
@@ -103,13 +102,15 @@ def lease_claim(rows: QuerySet, pk: int, **values: Any) -> Lease | None:
     )
     if not changed:
         return None
-    attempt = rows.model.objects.filter(pk=pk).values_list("attempts", flat=True).first()
+    attempt = rows.model._default_manager.filter(pk=pk).values_list("attempts", flat=True).first()
     return Lease(rows.model, pk, attempt or 0)
 
 
 def lease_update(lease: Lease, **values: Any) -> bool:
     """Write `values` to the leased row only if the lease still holds; False otherwise."""
-    return bool(lease.model.objects.filter(pk=lease.pk, attempts=lease.attempt).update(**values))
+    return bool(
+        lease.model._default_manager.filter(pk=lease.pk, attempts=lease.attempt).update(**values)
+    )
 
 
 @contextmanager
@@ -146,7 +147,9 @@ def _beat_once(lease: Lease) -> None:
             return
         # Only a row that is still there under another lease is lost; a row this connection
         # cannot see (deleted, or not committed yet) says nothing either way.
-        current = lease.model.objects.filter(pk=lease.pk).values_list("attempts", flat=True)
+        current = lease.model._default_manager.filter(pk=lease.pk).values_list(
+            "attempts", flat=True
+        )
         if current and current[0] != lease.attempt:
             lease.lost.set()
     except Exception:  # a locked or unreachable database: try again at the next beat
@@ -185,7 +188,7 @@ def _requeue_dead(kind: Kind, now) -> list[Reaped]:
                 .update(heartbeat_at=now, recoveries=F("recoveries") + 1, **kind.requeue)
             )
             if changed:
-                transaction.on_commit(lambda pk=pk: kind.send(pk))
+                transaction.on_commit(partial(kind.send, pk))
                 reaped.append(Reaped(kind.name, pk, "requeued"))
     return reaped
 
@@ -208,13 +211,6 @@ def _resend_waiting(kind: Kind, now) -> list[Reaped]:
                 .update(heartbeat_at=now)
             )
             if changed:
-                transaction.on_commit(lambda pk=pk: kind.send(pk))
+                transaction.on_commit(partial(kind.send, pk))
                 reaped.append(Reaped(kind.name, pk, "resent"))
     return reaped
-
-
-def is_stale(row: Any, *, now=None) -> bool:
-    """Whether a claimed row's heartbeat is older than the reaper's limit (for the Jobs page)."""
-    beat = getattr(row, "heartbeat_at", None)
-    now = now or timezone.now()
-    return beat is None or beat < now - timedelta(seconds=stale_seconds())

@@ -116,10 +116,11 @@ class ReaperTests(_Registered, TestCase):
 
     def test_staleness_follows_the_setting(self):
         job = _job(status=JobStatus.RUNNING, heartbeat_at=_ago(30))
-        with override_settings(JOB_STALE_SECONDS=60):
-            self.assertFalse(recovery.is_stale(job))
-        with override_settings(JOB_STALE_SECONDS=10):
-            self.assertTrue(recovery.is_stale(job))
+        with override_settings(JOB_STALE_SECONDS=60), self.captureOnCommitCallbacks(execute=True):
+            self.assertEqual(recovery.reap_stale(), [])
+        with override_settings(JOB_STALE_SECONDS=10), self.captureOnCommitCallbacks(execute=True):
+            self.assertEqual([row.pk for row in recovery.reap_stale()], [job.pk])
+        self.assertEqual(self.sent, [job.pk])
 
 
 class HeartbeatTests(TransactionTestCase):
