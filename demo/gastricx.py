@@ -46,22 +46,27 @@ class CaseFacts:
     boxes: list[dict[str, object]]
 
 
-def write_gastricx_cases(root: Path, *, seed: int, n_cases: int) -> Path:
-    """Write `n_cases` case folders (FORMATS.md § Gastric-X) under `root`; return `root`."""
+def write_gastricx_cases(
+    root: Path, *, seed: int, n_cases: int, ct_shape: tuple[int, int, int] = CT_SHAPE
+) -> Path:
+    """Write `n_cases` case folders (FORMATS.md § Gastric-X) under `root`; return `root`.
+    `ct_shape` (z, y, x) is each phase's volume (the fixtures use a small one)."""
     root.mkdir(parents=True, exist_ok=True)
     for number in range(1, n_cases + 1):
-        write_case(root, seed=seed, number=number)
+        write_case(root, seed=seed, number=number, ct_shape=ct_shape)
     return root
 
 
-def write_case(root: Path, *, seed: int, number: int) -> Path:
+def write_case(
+    root: Path, *, seed: int, number: int, ct_shape: tuple[int, int, int] = CT_SHAPE
+) -> Path:
     """Write one case folder `root/GX-DEMO-000n/` and return it."""
     rng = np.random.default_rng([seed, _GASTRICX_FAMILY, number])
     case_id = f"GX-DEMO-{number:04d}"
     case_dir = root / case_id
     phantom_seed = int(rng.integers(0, 2**31 - 1))
-    facts = _case_facts(rng, case_id, phantom_seed)
-    _write_ct(case_dir, rng, seed=seed, number=number, phantom_seed=phantom_seed)
+    facts = _case_facts(rng, case_id, phantom_seed, ct_shape)
+    _write_ct(case_dir, rng, seed=seed, number=number, phantom_seed=phantom_seed, shape=ct_shape)
     frame = endoscopy_scene(rng, (448, 448), scene="gastroscopy", finding="ulcer")
     (case_dir / "endoscopy.jpg").write_bytes(encode_jpeg(frame.pixels, quality=90))
     indicators = case_indicators(rng)
@@ -77,8 +82,10 @@ def write_case(root: Path, *, seed: int, number: int) -> Path:
     return case_dir
 
 
-def _case_facts(rng: np.random.Generator, case_id: str, phantom_seed: int) -> CaseFacts:
-    boxes = phantom_boxes(CT_SHAPE, phantom_seed)
+def _case_facts(
+    rng: np.random.Generator, case_id: str, phantom_seed: int, shape: tuple[int, int, int]
+) -> CaseFacts:
+    boxes = phantom_boxes(shape, phantom_seed)
     tumor = next(b["voxel"] for b in boxes if b["label"] == "tumor")
     nodes = [b["voxel"] for b in boxes if b["label"] == "lymph_node"]
     size = tuple(round((tumor[3 + a] - tumor[a]) * CT_SPACING[a], 1) for a in range(3))
@@ -102,14 +109,20 @@ def _case_facts(rng: np.random.Generator, case_id: str, phantom_seed: int) -> Ca
 
 
 def _write_ct(
-    case_dir: Path, rng: np.random.Generator, *, seed: int, number: int, phantom_seed: int
+    case_dir: Path,
+    rng: np.random.Generator,
+    *,
+    seed: int,
+    number: int,
+    phantom_seed: int,
+    shape: tuple[int, int, int],
 ) -> None:
     identity = patient_identity(rng, number)
     study_uid = generate_uid(entropy_srcs=["clinreview-demo", str(seed), str(number), "study"])
     frame_uid = generate_uid(entropy_srcs=["clinreview-demo", str(seed), str(number), "frame"])
     origin = (-100.0 + float(rng.uniform(-5, 5)), -180.0, -350.0 + 10.0 * number)
     for phase in PHASES:
-        hu = make_abdomen_phantom(CT_SHAPE, phase=phase, seed=phantom_seed)
+        hu = make_abdomen_phantom(shape, phase=phase, seed=phantom_seed)
         series_uid = generate_uid(entropy_srcs=[study_uid, phase])
         paths = write_synthetic_series(
             case_dir / "ct" / phase,

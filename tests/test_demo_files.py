@@ -169,11 +169,11 @@ def test_the_same_seed_gives_identical_tsv_bytes(tmp_path):
 
 
 def test_the_apps_own_readers_accept_every_demo_file(demo):
-    from annotations.formats.endobench import read_endobench_tsv
+    from annotations.formats.endobench import EndoBenchTsvReader
     from annotations.formats.gastricx import all_problems, read_gastricx_root
     from annotations.formats.medqdeg import MedQDegTsvReader
 
-    endobench = read_endobench_tsv(demo.endobench_tsv)
+    endobench = EndoBenchTsvReader(demo.endobench_tsv)
     rows = list(endobench)
     assert endobench.problems == [] and len(rows) == ENDOBENCH_ITEMS
     assert all(endobench.check_family(row) == [] for row in rows)

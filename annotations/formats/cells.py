@@ -134,13 +134,6 @@ def decode_base64(text: str) -> bytes:
             ) from None
 
 
-def decode_image(text: str, *, validate_images: bool = True) -> bytes:
-    """Decode strict base64 and, if asked, check it is an image (returned without metadata)."""
-    cell = ImageCell()
-    _add_image(cell, text, validate_images, ReadLimits())
-    return cell.images[0]
-
-
 def metadata_warnings(row: int, column: str, removed: list[tuple[str, ...]]) -> list[RowWarning]:
     """One `metadata_removed` warning per image that lost metadata segments."""
     several = len(removed) > 1

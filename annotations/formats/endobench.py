@@ -7,7 +7,7 @@ import os
 import string
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from annotations.formats.cells import ReadLimits, metadata_warnings
 from annotations.formats.errors import FormatError, RowProblem, RowWarning
@@ -41,16 +41,6 @@ class EndoBenchTsvReader(McqTsvReader):
     """A VLMEvalKit MCQ TSV reader that also requires EndoBench's columns."""
 
     family_columns = ENDOBENCH_TSV_COLUMNS
-
-
-def read_endobench_tsv(
-    source: str | os.PathLike[str] | BinaryIO,
-    *,
-    validate_images: bool = True,
-    limits: ReadLimits | None = None,
-) -> EndoBenchTsvReader:
-    """Open an EndoBench TSV; iterate the result for `McqRow`s (see `McqTsvReader`)."""
-    return EndoBenchTsvReader(source, validate_images=validate_images, limits=limits)
 
 
 class EndoBenchJsonReader:

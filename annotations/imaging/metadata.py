@@ -83,15 +83,6 @@ class Stripped:
     components: int = 0
 
 
-def strip_metadata(data: bytes) -> Stripped:
-    """Dispatch on the signature: JPEG or PNG, else `MetadataError`."""
-    if data.startswith(JPEG_SIGNATURE):
-        return strip_jpeg(data)
-    if data.startswith(PNG_SIGNATURE):
-        return strip_png(data)
-    raise MetadataError("not a JPEG or PNG file")
-
-
 def strip_jpeg(data: bytes) -> Stripped:
     """Leave out EXIF, XMP, IPTC, comments and other APPn; check the structure to EOI."""
     if not data.startswith(JPEG_SIGNATURE):

@@ -68,10 +68,12 @@ def phase_sorted(volumes) -> list[Volume]:
 
 def gastricx_cases(user, benchmark=None) -> QuerySet[Case]:
     """Cases in `user`'s scope with their counts of volumes, questions, curated questions and
-    boxes (one query)."""
+    boxes, and `gold_hidden` (one query)."""
     cases = visibility.in_scope(Case.objects.filter(benchmark__family=Family.GASTRICX), user)
     if benchmark is not None:
         cases = cases.filter(benchmark=benchmark)
+    # The stage is the classification items' gold (`gold_hidden`: a running human baseline).
+    cases = visibility.with_gold_hidden(cases, user, benchmark_path="benchmark")
     return (
         cases.select_related("benchmark", "endoscopy_image")
         .annotate(

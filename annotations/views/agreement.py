@@ -17,7 +17,7 @@ from annotations.services.agreement import MIN_UNITS, benchmark_agreement, finit
 
 @require_GET
 @role_required(CURATOR, ADJUDICATOR)
-def agreement_index(request: HttpRequest) -> HttpResponse:
+def agreement_list(request: HttpRequest) -> HttpResponse:
     benchmarks = visibility.in_scope(Benchmark.objects.all(), request.user, benchmark_path="pk")
     benchmarks = benchmarks.order_by("name")
     return render(request, "review/agreement_index.html", {"benchmarks": benchmarks})
@@ -25,7 +25,7 @@ def agreement_index(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @role_required(CURATOR, ADJUDICATOR)
-def agreement(request: HttpRequest, name: str) -> HttpResponse:
+def agreement_detail(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     visibility.check_gold_visible(request.user, benchmark.pk)
     report = benchmark_agreement(benchmark=benchmark, viewer=request.user)

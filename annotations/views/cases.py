@@ -116,12 +116,17 @@ def ct_viewer_context(request: HttpRequest, volumes: list[Volume]) -> dict:
 @require_GET
 @role_required(*ROLES)
 def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    case = visibility.get_case_for_user_or_404(
-        request.user,
-        pk,
-        Case.objects.select_related("benchmark", "endoscopy_image").prefetch_related("indicators"),
+    cases = Case.objects.select_related("benchmark", "endoscopy_image").prefetch_related(
+        "indicators"
     )
+    cases = visibility.with_gold_hidden(cases, request.user, benchmark_path="benchmark")
+    case = visibility.get_case_for_user_or_404(request.user, pk, cases)
     page = selectors.case_page(case)
+    # The reports, the stage and the boxes are the gold of the report, classification and
+    # localization items: hidden from a clinician answering a human baseline of the benchmark.
+    gold = not getattr(case, "gold_hidden", False)
+    if not gold:
+        case.tnm, case.reports = "", {}
     context = {
         "case": case,
         **ct_viewer_context(request, page.volumes),
@@ -133,6 +138,11 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         "image_config": _image_config(request, case),
     }
+    if not gold:
+        for volume in context["viewer_config"]["volumes"]:
+            volume["boxes"] = []
+        if context["image_config"] is not None:
+            context["image_config"]["boxes"] = []
     return render(request, "cases/case.html", context)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
@@ -13,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import push_url
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, role_required
+from annotations.forms import BaselineAnswerForm, BaselineOpenForm
 from annotations.models import Benchmark, Item, Run
 from annotations.selectors import review as selectors
 from annotations.services.errors import DomainError
@@ -26,24 +26,11 @@ from annotations.services.human_baseline import (
 PAGE = "review/baseline.html"
 
 
-class OpenForm(forms.Form):
-    clinician = forms.CharField()
-    limit = forms.IntegerField(required=False, min_value=1)
-    category = forms.CharField(required=False)
-    split = forms.CharField(required=False)
-
-
-class AnswerForm(forms.Form):
-    item = forms.IntegerField()
-    letter = forms.CharField(max_length=1)
-    seconds_spent = forms.FloatField(required=False, min_value=0)
-
-
 @require_POST
 @role_required(CURATOR)
 def baseline_open(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, name=name)
-    form = OpenForm(request.POST)
+    form = BaselineOpenForm(request.POST)
     if not form.is_valid():
         messages.error(request, _("Choose a clinician."))
         return redirect("review-assign", name=name)
@@ -114,7 +101,7 @@ def baseline_answer(request: HttpRequest, pk: int) -> HttpResponse:
     run = selectors.baseline_session(request.user, pk)
     if request.method == "GET":
         return _render(request, human_baseline_settle(run=run))
-    form = AnswerForm(request.POST)
+    form = BaselineAnswerForm(request.POST)
     if not form.is_valid():
         return _render(request, run, status=400, error=_("Pick one of the options."))
     data = form.cleaned_data

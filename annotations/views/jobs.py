@@ -40,7 +40,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @role_required(CURATOR)
-def background_retry_view(request: HttpRequest, source: str, pk: int) -> HttpResponse:
+def job_retry(request: HttpRequest, source: str, pk: int) -> HttpResponse:
     work = selectors.background_work_get(source, pk)
     try:
         background_retry(work=work)

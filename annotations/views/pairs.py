@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.text import format_lazy
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, ROLES, has_role, role_required
-from annotations.formats.taxonomy import CT_KINDS, HISTOPATHOLOGY_KINDS, MRI_KINDS
-from annotations.imaging.degrade import KINDS, SEVERITIES
-from annotations.labels import kind_label
+from annotations.forms import DegradeForm, PairReviewForm
 from annotations.models import Benchmark, SeverityJudgement
 from annotations.selectors import pairs as selectors
 from annotations.selectors import visibility
@@ -24,7 +19,6 @@ from annotations.services.degrade import degrade_job_start
 from annotations.services.errors import DomainError
 from annotations.services.pair_review import (
     LEFT,
-    RIGHT,
     benchmark_pairs_blind,
     degraded_side,
     pair_review_submit,
@@ -32,50 +26,6 @@ from annotations.services.pair_review import (
 from annotations.services.review_changes import review_withdraw
 
 BLIND_SESSION_KEY = "pairs_blinded"
-_ONLY_FOR = dict.fromkeys(CT_KINDS, "CT") | dict.fromkeys(MRI_KINDS, "MRI")
-_ONLY_FOR |= dict.fromkeys(HISTOPATHOLOGY_KINDS, gettext_lazy("Histopathology"))
-
-
-def _kind_label(kind: str) -> str:
-    only = _ONLY_FOR.get(kind)
-    return format_lazy("{} · {}", kind_label(kind), only) if only else kind_label(kind)
-
-
-class DegradeForm(forms.Form):
-    kinds = forms.MultipleChoiceField(
-        label=gettext_lazy("Degradation kinds"),
-        choices=[(kind, _kind_label(kind)) for kind in KINDS],
-        widget=forms.CheckboxSelectMultiple,
-        initial=list(KINDS),
-    )
-    severities = forms.MultipleChoiceField(
-        label=gettext_lazy("Severities"),
-        choices=[("mild", gettext_lazy("Mild")), ("severe", gettext_lazy("Severe"))],
-        widget=forms.CheckboxSelectMultiple,
-        initial=list(SEVERITIES),
-    )
-    seed = forms.IntegerField(label=gettext_lazy("Seed"), min_value=0, max_value=2**31, initial=0)
-
-
-class PairReviewForm(forms.Form):
-    version = forms.IntegerField(min_value=1)
-    answerable = forms.TypedChoiceField(
-        choices=[("yes", gettext_lazy("Yes")), ("no", gettext_lazy("No"))],
-        coerce=lambda value: value == "yes",
-        error_messages={"required": gettext_lazy("Is the question still answerable?")},
-    )
-    realism = forms.TypedChoiceField(
-        choices=[(str(n), str(n)) for n in range(1, 6)],
-        coerce=int,
-        error_messages={"required": gettext_lazy("Score the realism from 1 to 5.")},
-    )
-    severity_judgement = forms.ChoiceField(
-        choices=SeverityJudgement.choices,
-        error_messages={"required": gettext_lazy("Is the severity right?")},
-    )
-    identified_side = forms.ChoiceField(choices=[(LEFT, LEFT), (RIGHT, RIGHT)], required=False)
-    comment = forms.CharField(required=False, max_length=5000)
-    seconds_spent = forms.FloatField(required=False)
 
 
 def _blinded(request: HttpRequest, benchmark: Benchmark | None = None) -> bool:
@@ -87,7 +37,7 @@ def _blinded(request: HttpRequest, benchmark: Benchmark | None = None) -> bool:
 
 @require_GET
 @role_required(*ROLES)
-def pairs_home(request: HttpRequest) -> HttpResponse:
+def pair_list(request: HttpRequest) -> HttpResponse:
     context = {"blinded": _blinded(request)}
     if has_role(request.user, REVIEWER):
         context["progress"] = selectors.pair_progress(request.user)
@@ -99,7 +49,7 @@ def pairs_home(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @role_required(REVIEWER)
-def pairs_blind_toggle(request: HttpRequest) -> HttpResponse:
+def pair_blind_toggle(request: HttpRequest) -> HttpResponse:
     # A reviewer's own study mode: sides shuffled and "which is degraded?" asked first.
     request.session[BLIND_SESSION_KEY] = request.POST.get("blinded") == "1"
     return redirect("pairs")
@@ -107,7 +57,7 @@ def pairs_blind_toggle(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @role_required(CURATOR)
-def benchmark_pairs_blind_view(request: HttpRequest, name: str) -> HttpResponse:
+def pair_blind_set(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, name=name)
     benchmark_pairs_blind(benchmark=benchmark, blinded=request.POST.get("blinded") == "1")
     if benchmark.pairs_blinded:
@@ -121,7 +71,7 @@ def benchmark_pairs_blind_view(request: HttpRequest, name: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @role_required(CURATOR)
-def benchmark_degrade_view(request: HttpRequest, name: str) -> HttpResponse:
+def degrade_start(request: HttpRequest, name: str) -> HttpResponse:
     form = DegradeForm(request.POST or None)
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     if request.method == "POST" and form.is_valid():
@@ -240,7 +190,7 @@ def _reveal(request: HttpRequest, page: selectors.PairPage, blinded: bool, side:
 
 @require_GET
 @role_required(CURATOR, ADJUDICATOR)
-def benchmark_robustness(request: HttpRequest, name: str) -> HttpResponse:
+def robustness_detail(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     visibility.check_gold_visible(request.user, benchmark.pk)
     reports = selectors.robustness(benchmark)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -16,9 +15,10 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.access import ADJUDICATOR, CURATOR, role_required
+from annotations.forms import TriageFilter, TriageSwitchForm
 from annotations.labels import TRIAGE_REASON_LABELS
 from annotations.models import Benchmark
-from annotations.scoring.triage import ALL_CODES, GROUPS
+from annotations.scoring.triage import GROUPS
 from annotations.selectors import triage as selectors
 from annotations.selectors import visibility
 from annotations.services.triage import triage_schedule, triage_setting_update
@@ -33,12 +33,6 @@ GROUP_LABELS = {
     "broken": gettext_lazy("Broken items"),
     "reviews": gettext_lazy("Reviews"),
 }
-
-
-class TriageFilter(forms.Form):
-    reason = forms.ChoiceField(required=False, choices=[("", ""), *((c, c) for c in ALL_CODES)])
-    sort = forms.ChoiceField(required=False, choices=[("score", "score"), ("index", "index")])
-    page = forms.IntegerField(required=False, min_value=1)
 
 
 # The clinician's sentence for each reason, filled from the numbers in its evidence (shaped first
@@ -164,13 +158,13 @@ def _reason_chips(summary: dict, selected: str) -> list[dict]:
 
 @require_GET
 @role_required(CURATOR, ADJUDICATOR)
-def triage_index(request: HttpRequest) -> HttpResponse:
+def triage_list(request: HttpRequest) -> HttpResponse:
     return render(request, "triage/index.html", {"rows": selectors.triage_overview(request.user)})
 
 
 @require_GET
 @role_required(CURATOR, ADJUDICATOR)
-def triage_page(request: HttpRequest, name: str) -> HttpResponse:
+def triage_detail(request: HttpRequest, name: str) -> HttpResponse:
     form = TriageFilter(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
@@ -208,14 +202,10 @@ def triage_recompute(request: HttpRequest, name: str) -> HttpResponse:
     return redirect("triage", name=benchmark.name)
 
 
-class SwitchForm(forms.Form):
-    suspects_first = forms.BooleanField(required=False)
-
-
 @require_POST
 @role_required(CURATOR)
 def triage_suspects_first(request: HttpRequest, name: str) -> HttpResponse:
-    form = SwitchForm(request.POST)
+    form = TriageSwitchForm(request.POST)
     form.is_valid()  # a missing checkbox is False: the form cannot be invalid
     benchmark = get_object_or_404(Benchmark, name=name)
     setting = triage_setting_update(

@@ -9,6 +9,7 @@ from django.urls import reverse
 from annotations.models import Box, Item, ItemRevision, ItemStatus, Review
 from annotations.selectors.case_panel import case_panel_data
 from annotations.services.errors import DomainError
+from annotations.services.human_baseline import human_baseline_open
 from annotations.services.review import item_adjudicate, review_submit
 from tests.cases.world import REPORTS, gastric_world
 from tests.factories import make_personas
@@ -204,3 +205,22 @@ class KindReviewTests(TestCase):
         stale = self.client.post(url, {"version": 1, "reference": "My <draft>.", "note": ""})
         assert stale.status_code == 409 and "My &lt;draft&gt;." in stale.content.decode()
         assert Item.objects.get(pk=item.pk).reference == "Corrected."
+
+    def test_the_case_page_hides_reports_stage_and_boxes_from_a_baseline_clinician(self):
+        url = reverse("case", args=[self.world.case.pk])
+        self.client.force_login(self.people["reviewer"])
+        shown = self.client.get(url)
+        assert REPORTS["ct"] in shown.content.decode() and "T3N1M0" in shown.content.decode()
+        human_baseline_open(
+            benchmark=self.world.case.benchmark,
+            clinician=self.people["reviewer"],
+            opened_by=self.people["curator"],
+        )
+        hidden = self.client.get(url)
+        page = hidden.content.decode()
+        assert hidden.status_code == 200 and 'class="ct-viewport' in page  # the images stay
+        assert all(text not in page for text in REPORTS.values()) and "T3N1M0" not in page
+        boxes = [b for v in hidden.context["viewer_config"]["volumes"] for b in v["boxes"]]
+        assert boxes == []
+        listed = self.client.get(reverse("cases")).content.decode()
+        assert "GX-R-1" in listed and "T3N1M0" not in listed

@@ -10,7 +10,7 @@ import pytest
 from annotations.formats.endobench import (
     ENDOBENCH_TSV_COLUMNS,
     EndoBenchJsonReader,
-    read_endobench_tsv,
+    EndoBenchTsvReader,
 )
 from annotations.formats.errors import FormatError
 from tests.formats.builders import b64, jpeg_bytes, tsv_text
@@ -58,7 +58,7 @@ def read_json(path: Path) -> tuple[list, list]:
 
 
 def test_the_tsv_reader_carries_the_taxonomy_in_extra():
-    reader = read_endobench_tsv(
+    reader = EndoBenchTsvReader(
         io.BytesIO(tsv_text([TSV_HEADER, tsv_row(1, b64(jpeg_bytes()))]).encode())
     )
     [row] = list(reader)
@@ -75,7 +75,7 @@ def test_the_tsv_reader_carries_the_taxonomy_in_extra():
 def test_the_tsv_reader_requires_endobench_columns(missing: str):
     header = [name for name in TSV_HEADER if name != missing]
     with pytest.raises(FormatError) as caught:
-        list(read_endobench_tsv(io.BytesIO(tsv_text([header]).encode())))
+        list(EndoBenchTsvReader(io.BytesIO(tsv_text([header]).encode())))
     assert [problem.column for problem in caught.value.problems] == [missing]
     assert missing in ENDOBENCH_TSV_COLUMNS
 
