@@ -119,7 +119,9 @@ def _render(
     request: HttpRequest, context: dict, *, status: int = 200, url: str = ""
 ) -> HttpResponse:
     template = f"{PAGE}#work" if request.htmx else PAGE
-    if context.get("item") is not None:
+    # A Gastric-X item shows its case (CT and endoscopy with their own box tools) instead of
+    # the item's images, so the 2D tool goes only with the images.
+    if context.get("item") is not None and not context.get("case_panel"):
         context["box_tool"] = item_box_tool(context["item"], request.user)
     response = render(request, template, context, status=status)
     if request.htmx and url:

@@ -78,7 +78,8 @@ def _alice_edits_the_first_and_accepts_the_second(page, login, live_server, disp
     press(page, "Escape")
     assert not page.is_visible("[data-help]")
     press(page, "+", "+")  # zoom in on the frame
-    assert "scale(1.5625)" in page.get_attribute("[data-zoom-pane] img", "style")
+    # The image and its box layer zoom together: the transform is on their wrapper.
+    assert "scale(1.5625)" in page.get_attribute("[data-zoom-pane] .zoom-content", "style")
     press(page, "0")
 
     press(page, "2")  # edit: focus lands in the question

@@ -168,3 +168,21 @@ def test_a_reviewer_no_longer_reviewing_the_case_cannot_withdraw(small_case, peo
     Assignment.objects.filter(reviewer=people["reviewer"]).delete()
     with pytest.raises(NotAllowedError):
         box_services.box_withdraw(box=box, version=1, user=people["reviewer"])
+
+
+def test_a_2d_box_on_the_endoscopy_image_is_withdrawn_and_restored_through_the_api(
+    api, small_case, people
+):
+    image_url = reverse("api-image-boxes", args=[small_case.endoscopy_image.sha256])
+    drawn = as_user(api, people["reviewer"]).post(
+        image_url, {"label": "lesion", "box": [10, 5, 60, 40]}, format="json"
+    )
+    box_url = reverse("api-box", args=[drawn.json()["id"]])
+    withdrawn = api.delete(f"{box_url}?version=1")
+    assert (withdrawn.status_code, withdrawn.json()["state"]) == (200, "withdrawn")
+    listed = api.get(image_url).json()
+    assert [(b["id"], b["state"]) for b in listed] == [(drawn.json()["id"], "withdrawn")]
+    restored = api.post(
+        reverse("api-box-restore", args=[drawn.json()["id"]]), {"version": 2}, format="json"
+    )
+    assert (restored.status_code, restored.json()["state"]) == (200, "proposed")
