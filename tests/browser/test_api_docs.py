@@ -10,10 +10,12 @@ from tests.browser.conftest import screenshot
 from tests.factories import make_personas
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+REDOCLY_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"
 
 
 def offline(page, live_server) -> list[str]:
-    """Every request that would leave the live server (a CDN); a hospital network has none."""
+    """Every request that would leave the live server (a CDN, web fonts): a hospital network
+    has none."""
     here = urlparse(live_server.url).netloc
     outside: list[str] = []
 
@@ -28,6 +30,7 @@ def offline(page, live_server) -> list[str]:
 
 def test_swagger_ui_renders_offline_with_the_new_endpoints(page, live_server, login):
     make_personas()
+    page.set_default_timeout(60_000)  # the first page of a session starts Chromium
     outside = offline(page, live_server)
     login("dave")
     page.goto(f"{live_server.url}/api/docs/")
@@ -41,8 +44,13 @@ def test_swagger_ui_renders_offline_with_the_new_endpoints(page, live_server, lo
 
 def test_redoc_renders_offline(page, live_server, login):
     make_personas()
+    page.set_default_timeout(60_000)
     outside = offline(page, live_server)
     login("dave")
     page.goto(f"{live_server.url}/api/redoc/")
     page.wait_for_selector("text=/api/benchmarks/{name}/cases/", timeout=30_000)
-    assert outside == []
+    screenshot(page, "api_redoc_offline")
+    # Redoc's footer always asks for Redocly's logo (no option turns it off); our page's CSP
+    # refuses it and Redoc hides a logo that fails. Nothing else may leave: no script, style
+    # or font.
+    assert [url for url in outside if url != REDOCLY_LOGO] == []
