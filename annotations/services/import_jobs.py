@@ -10,6 +10,7 @@ from pathlib import Path, PurePath
 
 from django.conf import settings
 from django.db import transaction
+from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext as _
 
 from annotations.formats import open_reader
@@ -63,6 +64,12 @@ def file_type_problem(family: str, file_name: str) -> str | None:
             "name": PurePath(file_name).name,
         }
     return None
+
+
+def too_large_message() -> str:
+    return _("The file is larger than the upload limit of %(limit)s; nothing was read past it.") % {
+        "limit": filesizeformat(settings.MAX_UPLOAD_BYTES)
+    }
 
 
 def upload_store(*, upload) -> StoredUpload:

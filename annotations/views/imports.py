@@ -21,6 +21,7 @@ from annotations.services.import_jobs import (
     StoredUpload,
     file_type_problem,
     import_start,
+    too_large_message,
     upload_discard,
     upload_store,
 )
@@ -73,12 +74,6 @@ class ImportForm(forms.Form):
         if self.refused and self.is_bound:
             # The handler stopped reading at the limit, so the file never arrived.
             self.errors["file"] = self.error_class([too_large_message()])
-
-
-def too_large_message() -> str:
-    return _("The file is larger than the upload limit of %(limit)s; nothing was read past it.") % {
-        "limit": filesizeformat(settings.MAX_UPLOAD_BYTES)
-    }
 
 
 def _kept(request: HttpRequest) -> StoredUpload | None:

@@ -38,6 +38,10 @@ class _File(io.BytesIO):
     name = "bench.tsv"
 
 
+# A header the upload's quick check accepts, then filler up to the size under test.
+HEADER = b"index\timage\tquestion\tanswer\n"
+
+
 @override_settings(MAX_UPLOAD_BYTES=LIMIT)
 class UploadLimitTest(TestCase):
     @classmethod
@@ -47,7 +51,12 @@ class UploadLimitTest(TestCase):
     def post(self, size: int, *, declared: int | None = None):
         self.client.force_login(self.people["curator"])
         body = encode_multipart(
-            BOUNDARY, {"name": "big", "family": "vlmeval", "file": _File(b"x" * size)}
+            BOUNDARY,
+            {
+                "name": "big",
+                "family": "vlmeval",
+                "file": _File(HEADER + b"x" * (size - len(HEADER))),
+            },
         )
         stream = CountingInput(body)
         environ = {
