@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from annotations.formats.taxonomy import normalise_modality
+from annotations.models.item import ItemStatus
+
 FIELD_LABELS = {
     "question": _("Question"),
     "options": _("Options"),
@@ -48,6 +51,28 @@ KIND_LABELS = {
 
 LEVEL_LABELS = {"clean": _("Clean"), "mild": _("Mild"), "severe": _("Severe")}
 
+# Task ids of our own formats (Gastric-X, the task-aware prompts). Other benchmarks name their
+# tasks in words ("Lesion Analysis"): those are shown as imported.
+TASK_LABELS = {
+    "vqa": _("Visual question answering"),
+    "tnm_classification": _("TNM classification"),
+    "classification": _("Classification"),
+    "lesion_localization": _("Lesion localization"),
+    "localization": _("Localization"),
+    "report_generation": _("Report generation"),
+    "retrieval": _("Retrieval"),
+}
+
+MODALITY_LABELS = {
+    "CT": _("CT"),
+    "MRI": _("MRI"),
+    "X-ray": _("X-ray"),
+    "Ultrasound": _("Ultrasound"),
+    "Endoscopy": _("Endoscopy"),
+    "Dermoscopy": _("Dermoscopy"),
+    "Histopathology": _("Histopathology"),
+}
+
 
 def level_label(level: str) -> str:
     return LEVEL_LABELS.get(level, level)
@@ -60,6 +85,27 @@ def field_label(name: str) -> str:
 
 def kind_label(kind: str) -> str:
     return KIND_LABELS.get(kind, kind)
+
+
+def task_label(task: str) -> str:
+    return TASK_LABELS.get(task, task)
+
+
+def modality_label(modality: str) -> str:
+    """The modality in the reader's language, for any spelling the importer accepts."""
+    canonical = normalise_modality(modality or "")
+    return MODALITY_LABELS[canonical] if canonical else modality
+
+
+def status_label(status: str) -> str:
+    return ItemStatus(status).label if status in ItemStatus.values else status
+
+
+def value_label(value: str, field: str) -> str:
+    """A taxonomy value for people: ids of our own vocabularies by name, imported words as
+    they are (`{{ value|value_label:"task" }}`)."""
+    label = _VALUE_LABELS.get(field)
+    return label(value) if label else value
 
 
 # Why triage suspects an item, by reason code (annotations.scoring.triage).
@@ -154,3 +200,12 @@ def import_problem(problem: dict | str) -> dict[str, str]:
     if label is None:
         return {"where": str(where), "text": reason, "detail": "", "code": code}
     return {"where": str(where), "text": str(label), "detail": reason, "code": code}
+
+
+_VALUE_LABELS = {
+    "task": task_label,
+    "degradation_type": kind_label,
+    "degradation_severity": level_label,
+    "modality": modality_label,
+    "status": status_label,
+}

@@ -73,17 +73,20 @@ def build_site(var_dir: Path) -> int:
     from annotations.access import REVIEWER
     from annotations.models import Case
     from annotations.services.cases import gastricx_import
+    from annotations.services.review import assignments_create
     from annotations.services.users import user_ensure
     from tests.cases.builders import write_case
 
     call_command("migrate", verbosity=0)
-    user_ensure(username=USER, password=PASSWORD, roles=[REVIEWER])
+    reviewer, _ = user_ensure(username=USER, password=PASSWORD, roles=(REVIEWER,))
     geometry = {
         phase: {"shape": SHAPE, "spacing": (0.7, 0.7, 5.0), "origin": (-180.0, -180.0, -400.0 + k)}
         for k, phase in enumerate(("non_contrast", "arterial", "venous", "delayed"))
     }
     write_case(var_dir / "cases", "GX-BENCH", phases=geometry)
-    gastricx_import(path=var_dir / "cases", name="bench")
+    benchmark = gastricx_import(path=var_dir / "cases", name="bench")
+    # A reviewer sees a case only with an assignment on its questions (selectors.visibility).
+    assignments_create(benchmark=benchmark, reviewers=[reviewer], per_item=1)
     return Case.objects.get(case_id="GX-BENCH").pk
 
 
@@ -134,7 +137,7 @@ def main() -> None:
         )
         try:
             base = f"http://127.0.0.1:{port}"
-            wait_for(f"{base}/healthz")
+            wait_for(f"{base}/healthz", seconds=180.0)  # a loaded machine starts Django slowly
             result = measure(base, case_pk)
         finally:
             server.terminate()

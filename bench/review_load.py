@@ -1,14 +1,23 @@
-"""Review page and review submit under 50 concurrent reviewers, against 100k items, on loopback.
+"""How many clinicians does one server hold? Reviewers with think time against a real server.
 
-Run: ``.venv/bin/python bench/review_load.py [--items 100000] [--reviewers 50] [--seconds 30]``.
+Run, e.g.::
 
-It builds a fresh SQLite database in a temporary folder (the configured settings, pointed there
-through ``DATABASE_URL``), bulk-creates the benchmark (one shared image), double-assigns every
-item through the real assignment service, starts gunicorn (threads) on 127.0.0.1, and lets each
-reviewer thread, logged in with its own session, loop: GET its review page, POST a verdict the
-way htmx does (the response is the next item's work area). It prints p50/p95 latency of the page
-and of the submit as ratios to ``/healthz`` measured in the same run, the throughput, and checks
-that no write was lost (Reviews in the database == successful submits).
+    .venv/bin/python bench/review_load.py --database-url postgres://postgres@127.0.0.1/bench \\
+        --broker-url redis://127.0.0.1:6379/2 --reviewers 10,25,50 --think 1-3 --duration 60 \\
+        --mode api --server gunicorn
+
+It migrates the database, makes a synthetic benchmark there with `manage.py seed_load` (fresh
+name per run; `--items`), starts the server (gunicorn, or `runserver`) with `DEBUG=0`, and for
+each reviewer count lets that many clinicians work at once for `--duration` seconds: each gets
+their next item, thinks for a random time in `--think` seconds, submits a verdict, and so on
+(`--mode api`: GET /api/queue/next/ then POST /api/items/ID/reviews/ with a token; `--mode html`:
+the review page, then the htmx POST whose answer is the next item's page). It prints, per
+reviewer count, the throughput, p50/p95/p99 of each request kind, the 5xx answers, the lost
+writes (every 2xx review looked up in the database afterwards) and, at the end, the largest
+reviewer count whose every request kind kept p95 ≤ `--budget-ms` (300).
+
+With `--reviewers 1 --think 0` it measures one client's next item + submit, e.g. at 10k and at
+200k items.
 """
 
 from __future__ import annotations
@@ -19,26 +28,28 @@ import json
 import os
 import random
 import re
-import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
+PASSWORD = "load-test-password"
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 VERSION_INPUT = re.compile(r'name="version" value="(\d+)"')
+ITEM_PATH = re.compile(r"^/review/items/(\d+)/$")
 
 
-def environment(folder: Path) -> dict[str, str]:
+def environment(args, folder: Path) -> dict[str, str]:
     return {
         **os.environ,
-        "DATABASE_URL": f"sqlite:///{folder / 'bench.sqlite3'}",
+        "DATABASE_URL": args.database_url or f"sqlite:///{folder / 'bench.sqlite3'}",
+        "CELERY_BROKER_URL": args.broker_url or f"filesystem://{folder / 'broker'}",
         "VAR_DIR": str(folder),
         "MEDIA_ROOT": str(folder / "media"),
         "DEBUG": "0",
@@ -51,257 +62,338 @@ def environment(folder: Path) -> dict[str, str]:
         "ALLOWED_HOSTS": "127.0.0.1",
         "LOG_LEVEL": "ERROR",
         "PYTHONPATH": str(ROOT),
+        "DJANGO_SETTINGS_MODULE": "clinreview.settings",
     }
 
 
-def setup_database(items: int, reviewers: int) -> None:
-    """Runs inside a child process with the bench environment: data and one session per reviewer."""
+# --- child processes (Django set up with the bench's environment) ----------------------------
+
+
+def _django():
     import django
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clinreview.settings")
     django.setup()
-    from django.contrib.auth import (
-        BACKEND_SESSION_KEY,
-        HASH_SESSION_KEY,
-        SESSION_KEY,
-        get_user_model,
-    )
-    from django.contrib.auth.models import Group
+
+
+def child_setup(name: str, items: int, reviewers: int) -> None:
+    """Seed the benchmark, then a session and an API token per reviewer (as JSON on stdout)."""
+    _django()
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
-    from django.db import connection
+    from django.core.management import call_command
+    from django.test import override_settings
 
-    from annotations.access import REVIEWER
-    from annotations.models import Benchmark, Item, ItemImage
-    from annotations.services.images import image_store
-    from annotations.services.review import assignments_create
-    from tests.factories import jpeg_bytes
+    from annotations.services.accounts import api_token_create
+    from annotations.services.seed import seed_reviewers
 
-    group, _ = Group.objects.get_or_create(name=REVIEWER)
-    # Unusable passwords: hashing 50 real ones would take longer than the measurement.
-    people = get_user_model().objects.bulk_create(
-        get_user_model()(username=f"rev{number:02d}", password="!") for number in range(reviewers)
-    )
-    group.user_set.add(*people)
-    benchmark = Benchmark.objects.create(name="load", family="vlmeval", option_letters=list("ABCD"))
-    image, _ = image_store(data=jpeg_bytes(size=(512, 512)))
-    Item.objects.bulk_create(
-        (
-            Item(
-                benchmark=benchmark,
-                source_index=index,
-                question=f"Which finding is shown in frame {index}?",
-                options=["Polyp", "Ulcer", "Normal mucosa", "Bleeding"],
-                answer="ABCD"[index % 4],
-                category=("Lesion", "Anatomy", "Instrument")[index % 3],
-            )
-            for index in range(items)
-        ),
-        batch_size=5000,
-    )
-    # One INSERT ... SELECT links every item to the shared image (100k ORM objects take long).
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {ItemImage._meta.db_table} (item_id, image_id, position) "
-            f"SELECT id, %s, 0 FROM {Item._meta.db_table} WHERE benchmark_id = %s",
-            [image.pk, benchmark.pk],
-        )
-    assignments_create(benchmark=benchmark, reviewers=people, per_item=2)
-    sessions = []
-    for user in people:
+    with override_settings(DEBUG=True):  # seed_load is a development command
+        call_command("seed_load", name, "--items", str(items), "--reviewers", str(reviewers))
+    people = []
+    for user in seed_reviewers(prefix=name, count=reviewers, password=PASSWORD):
         store = SessionStore()
         store[SESSION_KEY] = str(user.pk)
         store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
         store[HASH_SESSION_KEY] = user.get_session_auth_hash()
         store.create()
-        sessions.append(store.session_key)
-    print(json.dumps(sessions))
+        token, _expiry = api_token_create(user=user)
+        people.append({"username": user.username, "session": store.session_key, "token": token})
+    print(json.dumps(people))
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def child_verify() -> None:
+    """Read [[username, item id], ...] (2xx reviews) on stdin; print how many are not stored."""
+    _django()
+    from annotations.models import Review
+
+    written = [tuple(pair) for pair in json.load(sys.stdin)]
+    items = {item_id for _name, item_id in written}
+    stored = set()
+    ids = sorted(items)
+    for start in range(0, len(ids), 900):
+        rows = Review.objects.filter(item_id__in=ids[start : start + 900])
+        stored.update(rows.values_list("reviewer__username", "item_id"))
+    print(json.dumps({"missing": sum(1 for pair in written if pair not in stored)}))
 
 
-def start_server(env: dict[str, str], port: int) -> subprocess.Popen:
-    server = subprocess.Popen(
-        [PYTHON, "-m", "gunicorn", "clinreview.wsgi", "-b", f"127.0.0.1:{port}"]
-        + ["--workers", "4", "--threads", "16", "-k", "gthread", "--log-level", "warning"],
-        cwd=ROOT,
-        env=env,
-    )
-    deadline, last = time.monotonic() + 60, "no answer"
+# --- the server ------------------------------------------------------------------------------
+
+
+def start_server(args, env: dict[str, str]) -> subprocess.Popen | None:
+    address = f"127.0.0.1:{args.port}"
+    if args.server == "external":
+        return None
+    if args.server == "runserver":
+        command = [PYTHON, "manage.py", "runserver", "--noreload", "--skip-checks", address]
+    else:
+        command = [PYTHON, "-m", "gunicorn", "clinreview.wsgi", "-b", address, "-k", "gthread"]
+        command += ["--preload"]  # Django imported once, before the workers fork
+        command += ["--workers", str(args.workers), "--threads", str(args.threads)]
+        command += ["--log-level", "warning"]
+    # runserver logs every request: kept out of the report.
+    quiet = subprocess.DEVNULL if args.server == "runserver" else None
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=quiet, stderr=quiet)
+    wait_for_server(args.port, server)
+    return server
+
+
+def wait_for_server(port: int, server: subprocess.Popen) -> None:
+    deadline, last = time.monotonic() + 120, "no answer"
     while time.monotonic() < deadline:
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             connection.request("GET", "/healthz")
             response = connection.getresponse()
             if response.status == 200:
-                return server
+                return
             last = f"HTTP {response.status}: {response.read()[:200]!r}"
         except OSError as error:
             last = repr(error)
-        time.sleep(0.3)
+        time.sleep(0.5)
     server.terminate()
     server.wait(timeout=20)
-    raise SystemExit(f"gunicorn did not start ({last})")
+    raise SystemExit(f"the server did not start ({last})")
 
 
-class Reviewer(threading.Thread):
-    """One clinician: page, verdict, page, verdict... on a keep-alive connection."""
+# --- the clinicians --------------------------------------------------------------------------
 
-    def __init__(self, port: int, session: str, stop_at: float, seed: int) -> None:
+
+class Clinician(threading.Thread):
+    """One reviewer on a keep-alive connection: next item, think, verdict, and again."""
+
+    def __init__(self, args, person: dict, stop_at: float, seed: int) -> None:
         super().__init__(daemon=True)
-        self.port, self.stop_at, self.random = port, stop_at, random.Random(seed)
-        self.cookies = {"sessionid": session}
-        self.page_ms: list[float] = []
-        self.submit_ms: list[float] = []
-        self.submitted = self.failed = 0
+        self.args, self.person, self.stop_at = args, person, stop_at
+        self.random = random.Random(seed)
+        self.cookies = {"sessionid": person["session"]}
+        self.timings: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, int] = defaultdict(int)  # 5xx per kind
+        self.refused = 0  # other non-2xx answers
+        self.written: list[tuple[str, int]] = []
+        self.connection = http.client.HTTPConnection("127.0.0.1", args.port, timeout=120)
 
-    def request(self, connection, method: str, path: str, body: str = "", headers=None):
-        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        all_headers = {"Cookie": cookie, **(headers or {})}
+    def request(self, kind: str, method: str, path: str, body: str = "", headers=None):
+        sent = {**(headers or {})}
+        if self.args.mode == "api":
+            sent["Authorization"] = f"Token {self.person['token']}"
+        else:
+            sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         start = time.perf_counter()
-        connection.request(method, path, body=body or None, headers=all_headers)
-        response = connection.getresponse()
-        text = response.read().decode()
-        elapsed = (time.perf_counter() - start) * 1000
+        try:
+            self.connection.request(method, path, body=body or None, headers=sent)
+            response = self.connection.getresponse()
+            text = response.read().decode()
+        except (OSError, http.client.HTTPException):
+            self.connection.close()
+            self.errors[kind] += 1
+            return None, ""
+        self.timings[kind].append((time.perf_counter() - start) * 1000)
+        if response.status >= 500:
+            self.errors[kind] += 1
         for header in response.headers.get_all("Set-Cookie") or []:
             name, _, rest = header.partition("=")
             self.cookies[name.strip()] = rest.split(";", 1)[0]
-        return response, text, elapsed
+        return response, text
+
+    def think(self) -> None:
+        low, high = self.args.think
+        pause = self.random.uniform(low, high)
+        time.sleep(max(0.0, min(pause, self.stop_at - time.monotonic())))
+
+    def verdict(self) -> dict:
+        if self.random.random() < 0.8:
+            return {"verdict": "accept"}
+        return {"verdict": "reject", "reason": "ambiguous"}
 
     def run(self) -> None:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        response, _text, _ms = self.request(connection, "GET", "/review/")
-        path = response.headers.get("Location", "")
-        while path.startswith("/review/items/") and time.monotonic() < self.stop_at:
-            response, page, elapsed = self.request(connection, "GET", path)
-            self.page_ms.append(elapsed)
-            token, version = CSRF_INPUT.search(page), VERSION_INPUT.search(page)
-            if response.status != 200 or not token or not version:
-                self.failed += 1
+        (self.run_api if self.args.mode == "api" else self.run_html)()
+
+    def run_api(self) -> None:
+        while time.monotonic() < self.stop_at:
+            response, text = self.request("next item (GET)", "GET", "/api/queue/next/")
+            if response is None or response.status != 200:
                 return
-            verdict = "accept" if self.random.random() < 0.8 else "reject"
-            form = f"verdict={verdict}&version={version.group(1)}&reason=ambiguous&seconds_spent=3"
-            form += f"&csrfmiddlewaretoken={token.group(1)}"
+            item = json.loads(text)
+            self.think()
+            if time.monotonic() >= self.stop_at:
+                return
+            body = json.dumps({**self.verdict(), "version": item["version"], "seconds_spent": 2})
+            response, _text = self.request(
+                "submit (POST)",
+                "POST",
+                f"/api/items/{item['id']}/reviews/",
+                body,
+                {"Content-Type": "application/json"},
+            )
+            if response is not None and 200 <= response.status < 300:
+                self.written.append((self.person["username"], item["id"]))
+            elif response is not None and response.status < 500:
+                self.refused += 1
+
+    def run_html(self) -> None:
+        response, _text = self.request("queue (GET)", "GET", "/review/")
+        path = response.headers.get("Location", "") if response is not None else ""
+        response, page = self.request("review page (GET)", "GET", path) if path else (None, "")
+        while response is not None and time.monotonic() < self.stop_at:
+            match, token, version = ITEM_PATH.match(path), CSRF_INPUT.search(page), None
+            version = VERSION_INPUT.search(page)
+            if response.status != 200 or not (match and token and version):
+                return
+            self.think()
+            if time.monotonic() >= self.stop_at:
+                return
+            form = {**self.verdict(), "version": version.group(1), "seconds_spent": "2"}
+            form["csrfmiddlewaretoken"] = token.group(1)
+            body = "&".join(f"{key}={value}" for key, value in form.items())
             headers = {
                 "Content-Type": "application/x-www-form-urlencoded",
                 "HX-Request": "true",
-                "Referer": f"http://127.0.0.1:{self.port}{path}",
+                "Referer": f"http://127.0.0.1:{self.args.port}{path}",
             }
-            response, _body, elapsed = self.request(connection, "POST", path, form, headers)
-            self.submit_ms.append(elapsed)
-            if response.status == 200:
-                self.submitted += 1
-            else:
-                self.failed += 1
-            path = response.headers.get("HX-Push-Url", "")
+            response, page = self.request("submit + next page (POST)", "POST", path, body, headers)
+            if response is not None and response.status == 200:
+                self.written.append((self.person["username"], int(match.group(1))))
+                path = response.headers.get("HX-Push-Url", "")
+            elif response is not None and response.status < 500:
+                self.refused += 1
 
 
-def healthz_baseline(port: int, clients: int, seconds: float) -> list[float]:
-    timings: list[float] = []
-    lock = threading.Lock()
-    stop_at = time.monotonic() + seconds
-
-    def loop() -> None:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        local = []
-        while time.monotonic() < stop_at:
-            start = time.perf_counter()
-            connection.request("GET", "/healthz")
-            connection.getresponse().read()
-            local.append((time.perf_counter() - start) * 1000)
-        with lock:
-            timings.extend(local)
-
-    threads = [threading.Thread(target=loop) for _ in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return timings
+# --- measuring -------------------------------------------------------------------------------
 
 
-def p50_p95(values: list[float]) -> tuple[float, float]:
+def percentiles(values: list[float]) -> tuple[float, float, float]:
     if len(values) < 2:
-        return (values[0], values[0]) if values else (float("nan"), float("nan"))
-    return statistics.median(values), statistics.quantiles(values, n=20)[-1]
+        return (values[0],) * 3 if values else (float("nan"),) * 3
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return statistics.median(values), cuts[94], cuts[98]
 
 
-def report(args, base: list[float], clients: list[Reviewer], elapsed: float, stored: int) -> None:
-    pages = [ms for c in clients for ms in c.page_ms]
-    submits = [ms for c in clients for ms in c.submit_ms]
-    submitted = sum(c.submitted for c in clients)
-    failed = sum(c.failed for c in clients)
-    (b50, b95), (g50, g95), (s50, s95) = p50_p95(base), p50_p95(pages), p50_p95(submits)
-    print(f"{args.items} items, {args.reviewers} concurrent reviewers, {elapsed:.1f} s of load")
-    print(f"baseline /healthz      p50 {b50:7.1f} ms  p95 {b95:7.1f} ms  ({len(base)} requests)")
-    print(f"review page (GET)      p50 {g50:7.1f} ms  p95 {g95:7.1f} ms  ({len(pages)} requests)")
-    print(f"review submit (POST)   p50 {s50:7.1f} ms  p95 {s95:7.1f} ms  ({len(submits)} requests)")
+def verify(env: dict[str, str], written: list[tuple[str, int]]) -> int:
+    output = subprocess.run(
+        [PYTHON, __file__, "--verify"],
+        input=json.dumps(written),
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(output.strip().splitlines()[-1])["missing"]
+
+
+def warm_up(args, person: dict) -> None:
+    """Each server process's first requests import the views: not part of the measurement.
+    GETs only: nothing is reviewed."""
+    clinician = Clinician(args, person, stop_at=0.0, seed=0)
+    path = "/api/queue/next/" if args.mode == "api" else "/review/"
+    for _ in range(4 * args.workers):
+        clinician.request("warm-up", "GET", path)
+        clinician.connection.close()  # the next request may reach another process
+
+
+def step(args, env, people: list[dict], count: int) -> dict:
+    stop_at = time.monotonic() + args.duration
+    clinicians = [Clinician(args, people[n], stop_at, seed=n) for n in range(count)]
+    started = time.monotonic()
+    for clinician in clinicians:
+        clinician.start()
+    for clinician in clinicians:
+        clinician.join()
+    elapsed = time.monotonic() - started
+    timings: dict[str, list[float]] = defaultdict(list)
+    errors: dict[str, int] = defaultdict(int)
+    for clinician in clinicians:
+        for kind, values in clinician.timings.items():
+            timings[kind].extend(values)
+        for kind, n in clinician.errors.items():
+            errors[kind] += n
+    written = [pair for clinician in clinicians for pair in clinician.written]
+    lost = verify(env, written)
+    print(f"\n{count} reviewers, think {args.think[0]:g}-{args.think[1]:g} s, {elapsed:.0f} s:")
+    worst = 0.0
+    for kind, values in sorted(timings.items()):
+        p50, p95, p99 = percentiles(values)
+        worst = max(worst, p95)
+        print(
+            f"  {kind:<26} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  p99 {p99:7.1f} ms  "
+            f"({len(values)} requests, {errors.get(kind, 0)} 5xx)"
+        )
+    refused = sum(c.refused for c in clinicians)
     print(
-        f"ratio to baseline      page p50 {g50 / b50:.1f}×  p95 {g95 / b95:.1f}×   "
-        f"submit p50 {s50 / b50:.1f}×  p95 {s95 / b95:.1f}×"
+        f"  throughput {len(written) / elapsed:.1f} reviews/s; {sum(errors.values())} 5xx, "
+        f"{refused} refused (4xx); writes: {len(written)} 2xx reviews, {lost} lost; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
-    print(
-        f"throughput             {submitted / elapsed:.1f} reviews/s "
-        f"({(len(pages) + len(submits)) / elapsed:.1f} requests/s), {failed} failed"
-    )
-    verdict = "OK" if stored == submitted else "LOST WRITES"
-    print(
-        f"writes                 {submitted} successful submits, {stored} Reviews stored → {verdict}"
-    )
-    print(
-        f"budget p95 ≤ 150 ms    page {'OK' if g95 <= 150 else 'OVER'}, submit "
-        f"{'OK' if s95 <= 150 else 'OVER'} (load average {os.getloadavg()[0]:.1f} on "
-        f"{os.cpu_count()} CPUs)"
-    )
+    return {"reviewers": count, "p95": worst, "errors": sum(errors.values()), "lost": lost}
+
+
+def parse_think(text: str) -> tuple[float, float]:
+    low, _, high = text.partition("-")
+    return float(low), float(high or low)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=100_000)
-    parser.add_argument("--reviewers", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--setup", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--database-url", default="", help="default: a fresh SQLite file")
+    parser.add_argument("--broker-url", default="", help="default: a file-system broker")
+    parser.add_argument("--reviewers", default="50", help="a count, or counts: 10,25,50")
+    parser.add_argument("--think", type=parse_think, default=(1.0, 3.0), help="seconds, e.g. 1-3")
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds per count")
+    parser.add_argument("--mode", choices=("api", "html"), default="api")
+    parser.add_argument(
+        "--server",
+        choices=("gunicorn", "runserver", "external"),
+        default="gunicorn",
+        help="external: a server already on --port with the same database (bin/scale-out)",
+    )
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn processes")
+    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads each")
+    parser.add_argument("--items", type=int, default=20_000)
+    parser.add_argument("--port", type=int, default=8110)
+    parser.add_argument("--budget-ms", type=float, default=300.0)
+    parser.add_argument("--setup", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--verify", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.setup:
-        return setup_database(args.items, args.reviewers)
-    with tempfile.TemporaryDirectory(prefix="review-load-") as name:
-        folder = Path(name)
-        env = environment(folder)
+        return child_setup(args.setup[0], int(args.setup[1]), int(args.setup[2]))
+    if args.verify:
+        return child_verify()
+    counts = sorted({int(n) for n in args.reviewers.split(",")})
+    with tempfile.TemporaryDirectory(prefix="review-load-") as folder:
+        env = environment(args, Path(folder))
         started = time.monotonic()
-        manage = [PYTHON, str(ROOT / "manage.py")]
-        subprocess.run([*manage, "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
-        command = [PYTHON, __file__, "--setup", "--items", str(args.items)]
+        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+        name = f"load-{int(time.time())}"
         output = subprocess.run(
-            [*command, "--reviewers", str(args.reviewers)],
+            [PYTHON, __file__, "--setup", name, str(args.items), str(max(counts))],
             cwd=ROOT,
-            env={**env, "DJANGO_SETTINGS_MODULE": "clinreview.settings"},
+            env=env,
             check=True,
             capture_output=True,
             text=True,
         ).stdout
-        sessions = json.loads(output.strip().splitlines()[-1])
-        print(f"setup: {args.items} items double-assigned in {time.monotonic() - started:.1f} s")
-        port = free_port()
-        server = start_server(env, port)
+        people = json.loads(output.strip().splitlines()[-1])
+        database = env["DATABASE_URL"].split("@")[-1]
+        server = args.server
+        if server == "gunicorn":
+            server += f" ({args.workers} processes × {args.threads} threads)"
+        print(
+            f"{name}: {args.items} items double-assigned to {len(people)} reviewers in "
+            f"{time.monotonic() - started:.0f} s; {args.mode} on {server}; database {database}"
+        )
+        server = start_server(args, env)
         try:
-            base = healthz_baseline(port, args.reviewers, seconds=5)
-            stop_at = time.monotonic() + args.seconds
-            clients = [Reviewer(port, s, stop_at, seed) for seed, s in enumerate(sessions)]
-            load_start = time.monotonic()
-            for client in clients:
-                client.start()
-            for client in clients:
-                client.join()
-            elapsed = time.monotonic() - load_start
+            warm_up(args, people[0])
+            results = [step(args, env, people, count) for count in counts]
         finally:
-            server.terminate()
-            server.wait(timeout=20)
-        with sqlite3.connect(folder / "bench.sqlite3") as db:
-            stored = db.execute("SELECT COUNT(*) FROM annotations_review").fetchone()[0]
-        report(args, base, clients, elapsed, stored)
+            if server is not None:
+                server.terminate()
+                server.wait(timeout=30)
+    held = [r["reviewers"] for r in results if r["p95"] <= args.budget_ms and not r["errors"]]
+    held = [n for n in held if not next(r["lost"] for r in results if r["reviewers"] == n)]
+    print(
+        f"\nlargest reviewer count with p95 ≤ {args.budget_ms:g} ms, no 5xx, no lost write: "
+        f"{max(held) if held else 'none of ' + args.reviewers}"
+    )
 
 
 if __name__ == "__main__":

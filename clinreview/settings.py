@@ -121,8 +121,14 @@ TEMPLATES = [
 # SQLite by default: WAL and IMMEDIATE transactions so that a web process and a Celery worker can
 # write the same file without "database is locked" errors.
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'clinreview.sqlite3'}")
+# Persistent connections (checked before reuse): a new PostgreSQL connection per request costs
+# more than the queue query itself.
 DATABASES = {
-    "default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("CONN_MAX_AGE", 0))
+    "default": dj_database_url.parse(
+        DATABASE_URL,
+        conn_max_age=env_int("CONN_MAX_AGE", 60),
+        conn_health_checks=env_bool("CONN_HEALTH_CHECKS", True),
+    )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
@@ -304,9 +310,17 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
+LOG_LEVEL = env_str("LOG_LEVEL", "WARNING")
+# One handler, on the root: Django's own "django" logger would print every record a second time
+# under DEBUG. Its request logger drops the traceback of refused (4xx) requests.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"client_error": {"()": "clinreview.log_filters.ClientErrorWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "django.request": {"filters": ["client_error"]},
+    },
 }

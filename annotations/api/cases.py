@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -194,7 +194,9 @@ def _box_or_404(user, pk: int) -> Box:
 
 class BoxUpdateApi(APIView):
     """PATCH a box's label and/or coordinates, based on `version` (409 if stale): a reviewer's
-    own proposal on a case they review, or a curator's correction (`note` says why); else 403."""
+    own proposal on a case they review, or a curator's correction (`note` says why); else 403.
+    DELETE withdraws one's own proposal (`version` in the query or the body; 409 if stale): the
+    box stays, withdrawn, with a revision; others' boxes are accepted or rejected, not deleted."""
 
     permission_classes = ANY_ROLE
 
@@ -211,6 +213,42 @@ class BoxUpdateApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         box = box_services.box_update(
+            box=_box_or_404(request.user, pk), user=request.user, **serializer.validated_data
+        )
+        return Response(BoxOutputSerializer(box).data)
+
+    class DeleteInputSerializer(serializers.Serializer):
+        version = serializers.IntegerField(min_value=1)
+        note = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("version", int, required=False)],
+        request=DeleteInputSerializer,
+        responses=BoxOutputSerializer,
+    )
+    def delete(self, request, pk: int):
+        data = {**request.query_params.dict(), **(request.data or {})}
+        serializer = self.DeleteInputSerializer(data=data)
+        serializer.is_valid(raise_exception=True)
+        box = box_services.box_withdraw(
+            box=_box_or_404(request.user, pk), user=request.user, **serializer.validated_data
+        )
+        return Response(BoxOutputSerializer(box).data)
+
+
+class BoxRestoreApi(APIView):
+    """Bring back one's own withdrawn proposal (an undone delete), based on `version`."""
+
+    permission_classes = ANY_ROLE
+
+    class InputSerializer(serializers.Serializer):
+        version = serializers.IntegerField(min_value=1)
+
+    @extend_schema(request=InputSerializer, responses=BoxOutputSerializer)
+    def post(self, request, pk: int):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        box = box_services.box_restore(
             box=_box_or_404(request.user, pk), user=request.user, **serializer.validated_data
         )
         return Response(BoxOutputSerializer(box).data)

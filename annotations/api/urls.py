@@ -40,6 +40,7 @@ urlpatterns = [
     path("boxes/<int:pk>/", case_api.BoxUpdateApi.as_view(), name="api-box"),
     path("boxes/<int:pk>/review/", case_api.BoxReviewApi.as_view(), name="api-box-review"),
     path("boxes/<int:pk>/copy/", case_api.BoxCopyApi.as_view(), name="api-box-copy"),
+    path("boxes/<int:pk>/restore/", case_api.BoxRestoreApi.as_view(), name="api-box-restore"),
     path("runs/", run_apis.RunListCreateApi.as_view(), name="api-runs"),
     path("runs/<int:pk>/", run_apis.RunDetailApi.as_view(), name="api-run"),
     path("runs/<int:pk>/cancel/", run_apis.RunCancelApi.as_view(), name="api-run-cancel"),

@@ -10,6 +10,7 @@ position in folder-name order): rejecting the whole import is the caller's decis
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import stat
 import zipfile
@@ -24,6 +25,13 @@ PHASES = ("non_contrast", "arterial", "venous", "delayed")
 BOX_LABELS = ("tumor", "lymph_node", "stomach")
 REPORT_KINDS = ("diagnostic", "ct", "endoscopy")
 REQUIRED_FIELDS = ("case_id", "tnm", "indicators", "reports", "boxes", "vqa")
+# The TNM components of gastric cancer (AJCC 8th edition): the fixed label sets of the
+# classification task. The whole code's label set is the codes a benchmark holds.
+T_LABELS = ("TX", "T0", "Tis", "T1", "T1a", "T1b", "T2", "T3", "T4", "T4a", "T4b")
+N_LABELS = ("NX", "N0", "N1", "N2", "N3", "N3a", "N3b")
+M_LABELS = ("M0", "M1")
+TNM_FIELDS = ("tnm", "t", "n", "m")
+_TNM_PATTERN = re.compile(r"^(T[0-9A-Z]+?)(N[0-9A-Z]+?)(M[0-9A-Z]+)$", re.IGNORECASE)
 ENDOSCOPY_NAMES = ("endoscopy.jpg", "endoscopy.jpeg", "endoscopy.png")
 NIFTI_SUFFIXES = (".nii.gz", ".nii")
 DEFAULT_MAX_ZIP_BYTES = 4 * 1024**3
@@ -64,17 +72,37 @@ class BoxSpec:
 
 @dataclass(frozen=True)
 class VqaSpec:
-    """A multiple-choice question about the case; ``answer`` is the option letter."""
+    """A multiple-choice question about the case; ``answer`` is the option letter.
+
+    ``extra`` keeps the question's keys this reader does not know (e.g. an id), as given.
+    """
 
     question: str
     options: list[str]
     answer: str
     task: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TnmLabels:
+    """A TNM code split into its labels: ``tnm`` is the whole code in canonical spelling."""
+
+    tnm: str
+    t: str
+    n: str
+    m: str
+
+    def by_field(self) -> dict[str, str]:
+        return {"tnm": self.tnm, "t": self.t, "n": self.n, "m": self.m}
 
 
 @dataclass
 class CaseData:
-    """One case as read from its folder; ``problems`` is empty when the case is valid."""
+    """One case as read from its folder; ``problems`` is empty when the case is valid.
+
+    ``extra`` keeps case.json's keys this reader does not know, as given, for round trips.
+    """
 
     case_id: str
     tnm: str | None
@@ -87,6 +115,8 @@ class CaseData:
     folder: Path
     row: int = 0
     problems: list[RowProblem] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    tnm_labels: TnmLabels | None = None
 
 
 def read_gastricx_root(root: Path) -> Iterator[CaseData]:
@@ -291,7 +321,13 @@ def read_case_folder(folder: Path, *, row: int = 1) -> CaseData:
         folder=folder,
         row=row,
         problems=problems,
+        extra={key: value for key, value in data.items() if key not in REQUIRED_FIELDS},
     )
+    if case.tnm is not None:
+        try:
+            case.tnm_labels = parse_tnm(case.tnm)
+        except ValueError as error:
+            problems.append(RowProblem(row, "tnm", str(error)))
     for number, box in enumerate(case.boxes):
         if phases and box.phase not in phases:
             reason = f"box on phase {box.phase!r} but the case has no {box.phase} CT"
@@ -413,6 +449,10 @@ def _parse_reports(value: Any, row: int, problems: list[RowProblem]) -> dict[str
     if not isinstance(value, dict):
         problems.append(RowProblem(row, "reports", "reports must be an object"))
         return reports
+    for kind in REPORT_KINDS:
+        if kind not in value:
+            reason = f"reports lacks {kind!r} (give its text, or null when the case has none)"
+            problems.append(RowProblem(row, f"reports.{kind}", reason))
     for kind, text in value.items():
         if kind not in REPORT_KINDS:
             problems.append(
@@ -422,9 +462,47 @@ def _parse_reports(value: Any, row: int, problems: list[RowProblem]) -> dict[str
             )
         elif text is not None and not isinstance(text, str):
             problems.append(RowProblem(row, f"reports.{kind}", "a report must be a string or null"))
+        elif text is not None and not text.strip():
+            reason = "a report must hold text (use null when the case has none)"
+            problems.append(RowProblem(row, f"reports.{kind}", reason))
         else:
             reports[kind] = text
     return reports
+
+
+def parse_tnm(code: str) -> TnmLabels:
+    """Split a TNM code ("T3N1M0", "t4a n3b m0") into labels of the fixed T, N and M sets.
+
+    Raises ``ValueError`` naming the component outside its label set.
+    """
+    match = _TNM_PATTERN.match("".join(code.split()))
+    if match is None:
+        raise ValueError(f"TNM code {code!r} is not T…N…M… (e.g. T3N1M0)")
+    labels = []
+    for text, allowed in zip(match.groups(), (T_LABELS, N_LABELS, M_LABELS), strict=True):
+        found = next((label for label in allowed if label.lower() == text.lower()), None)
+        if found is None:
+            raise ValueError(
+                f"TNM code {code!r}: {text} is not in the label set {', '.join(allowed)}"
+            )
+        labels.append(found)
+    return TnmLabels(tnm="".join(labels), t=labels[0], n=labels[1], m=labels[2])
+
+
+def tnm_label_sets(codes: Sequence[str]) -> dict[str, list[str]]:
+    """The classification label sets of a benchmark whose cases have the canonical `codes`."""
+    order = {label: position for position, label in enumerate(T_LABELS + N_LABELS + M_LABELS)}
+
+    def key(code: str) -> tuple[int, ...]:
+        labels = parse_tnm(code)
+        return (order[labels.t], order[labels.n], order[labels.m])
+
+    return {
+        "tnm": sorted(set(codes), key=key),
+        "t": list(T_LABELS),
+        "n": list(N_LABELS),
+        "m": list(M_LABELS),
+    }
 
 
 def _parse_box(value: dict[str, Any]) -> BoxSpec:
@@ -438,7 +516,8 @@ def _parse_box(value: dict[str, Any]) -> BoxSpec:
     for axis, name in enumerate("xyz"):
         if voxel[axis] < 0 or voxel[axis + 3] <= voxel[axis]:
             raise ValueError(f"need 0 ≤ {name}0 < {name}1 (end-exclusive), got {voxel!r}")
-    return BoxSpec(phase=phase, label=label, voxel=tuple(voxel))  # type: ignore[arg-type]
+    x0, y0, z0, x1, y1, z1 = voxel
+    return BoxSpec(phase=phase, label=label, voxel=(x0, y0, z0, x1, y1, z1))
 
 
 def _is_int(value: Any) -> bool:
@@ -450,7 +529,7 @@ def _parse_vqa(value: dict[str, Any]) -> VqaSpec:
     answer, task = value.get("answer"), value.get("task", "")
     if not isinstance(question, str) or not question.strip():
         raise ValueError("question must be a non-empty string")
-    if not _is_option_list(options):
+    if not isinstance(options, list) or not _is_option_list(options):
         raise ValueError("options must be a list of 2 to 26 non-empty strings")
     letters = [chr(ord("A") + i) for i in range(len(options))]
     if not isinstance(answer, str) or answer.strip().upper() not in letters:
@@ -459,8 +538,13 @@ def _parse_vqa(value: dict[str, Any]) -> VqaSpec:
         raise ValueError("task must be a string")
     if task and len(task) > TASK_MAX:
         raise ValueError(f"task: {_too_long(len(task), TASK_MAX)}")
+    known = ("question", "options", "answer", "task")
     return VqaSpec(
-        question=question, options=list(options), answer=answer.strip().upper(), task=task or ""
+        question=question,
+        options=list(options),
+        answer=answer.strip().upper(),
+        task=task or "",
+        extra={key: item for key, item in value.items() if key not in known},
     )
 
 

@@ -23,9 +23,15 @@ IDENTITY_DIRECTION: tuple[float, ...] = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0,
 class HasGeometry(Protocol):
     """Anything carrying a volume's geometry (``VolumeGeometry``, ``LoadedVolume``...)."""
 
-    spacing: Sequence[float]
-    origin: Sequence[float]
-    direction: Sequence[float]
+    # Read-only members, so that frozen dataclasses and model rows both qualify.
+    @property
+    def spacing(self) -> Sequence[float]: ...
+
+    @property
+    def origin(self) -> Sequence[float]: ...
+
+    @property
+    def direction(self) -> Sequence[float]: ...
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 from .benchmark import Benchmark, Case, Family, Indicator
 from .imaging import Box, BoxLabel, BoxRevision, BoxState, Image, Phase, Volume
 from .item import (
+    COLUMN_FIELDS,
     CURATED_STATUSES,
     TAXONOMY_FIELDS,
     Item,
@@ -17,6 +18,7 @@ from .review import (
     Adjudication,
     AdjudicationChoice,
     Assignment,
+    QueueCount,
     RejectReason,
     Review,
     ReviewChange,
@@ -28,6 +30,7 @@ from .runs import (
     EndpointKind,
     Grade,
     GradingSession,
+    GradingTask,
     ModelEndpoint,
     Prediction,
     Preference,
@@ -39,6 +42,7 @@ from .runs import (
 from .triage import ImageHash, TriageFlag, TriageSetting
 
 __all__ = [
+    "COLUMN_FIELDS",
     "CURATED_STATUSES",
     "TAXONOMY_FIELDS",
     "Adjudication",
@@ -54,6 +58,7 @@ __all__ = [
     "Family",
     "Grade",
     "GradingSession",
+    "GradingTask",
     "Image",
     "ImageHash",
     "Indicator",
@@ -69,6 +74,7 @@ __all__ = [
     "Phase",
     "Prediction",
     "Preference",
+    "QueueCount",
     "RejectReason",
     "Release",
     "ReleaseItem",

@@ -53,6 +53,8 @@ class Case(models.Model):
     case_id = models.CharField(max_length=100)
     tnm = models.CharField(max_length=40, blank=True)
     reports = models.JSONField(default=dict, blank=True)  # {"diagnostic", "ct", "endoscopy"}
+    # case.json's keys ClinReview does not read, kept as given so that nothing imported is lost.
+    extra = models.JSONField(default=dict, blank=True)
     endoscopy_image = models.ForeignKey(
         "annotations.Image", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

@@ -100,6 +100,13 @@ class BoxState(models.TextChoices):
     PROPOSED = "proposed", _("Proposed")
     ACCEPTED = "accepted", _("Accepted")
     REJECTED = "rejected", _("Rejected")
+    WITHDRAWN = "withdrawn", _("Withdrawn")
+
+
+class BoxQuerySet(models.QuerySet):
+    def kept(self) -> BoxQuerySet:
+        """Boxes a release or an export carries: neither rejected nor withdrawn by their author."""
+        return self.exclude(state__in=Box.LEFT_OUT)
 
 
 class Box(models.Model):
@@ -135,6 +142,11 @@ class Box(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = BoxQuerySet.as_manager()
+
+    # States whose boxes releases, exports and counts leave out.
+    LEFT_OUT = (BoxState.REJECTED, BoxState.WITHDRAWN)
+
     class Meta:
         ordering = ["id"]
         constraints = [
@@ -161,6 +173,7 @@ class Box(models.Model):
     @property
     def voxel(self) -> list[int]:
         if self.is_3d:
+            assert self.z0 is not None and self.z1 is not None  # a volume's box has its slices
             return [self.x0, self.y0, self.z0, self.x1, self.y1, self.z1]
         return [self.x0, self.y0, self.x1, self.y1]
 

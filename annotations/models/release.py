@@ -8,6 +8,7 @@ from annotations.models.jobs import Leased
 
 
 class ReleaseStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
     BUILDING = "building", _("Building")
     PUBLISHED = "published", _("Published")
     FAILED = "failed", _("Failed")
@@ -31,6 +32,8 @@ class Release(Leased):
     item_count = models.PositiveIntegerField(default=0)
     progress = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    # What the files hold as written but a curator should know: {"formula_cells": {...}}.
+    warnings = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -20,6 +20,12 @@ class Assignment(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # The queue order, stored so that the next item is one index range whatever the queue's
+    # size or the freshness of the database's statistics: lower comes first, then by id. Minus
+    # the item's suspicion score while its benchmark reviews the suspects first, else 0
+    # (services.triage keeps it).
+    rank = models.FloatField(default=0.0)
+    pair = models.BooleanField(default=False)  # the item is a degraded twin (pair review)
 
     class Meta:
         ordering = ["id"]
@@ -30,7 +36,28 @@ class Assignment(models.Model):
             models.UniqueConstraint(fields=["item", "slot"], name="assignment_unique_slot"),
         ]
         indexes = [
-            models.Index(fields=["reviewer", "completed_at", "id"], name="assignment_queue"),
+            models.Index(
+                fields=["reviewer", "pair", "rank", "id"],
+                condition=models.Q(completed_at__isnull=True),
+                name="assignment_open_queue",
+            ),
+        ]
+
+
+class QueueCount(models.Model):
+    """A reviewer's assignments and those completed, items and pairs apart: the queue's
+    progress, kept by the services that assign and review rather than counted on each page."""
+
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="queue_counts"
+    )
+    pair = models.BooleanField(default=False)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["reviewer", "pair"], name="queue_count_once"),
         ]
 
 
@@ -60,6 +87,8 @@ class Review(models.Model):
 
     Pair reviews (degraded/clean twins) also record answerable, realism and severity.
     """
+
+    slot: int | None  # not stored: the reviewer's A/B slot, set by selectors.review.item_reviews
 
     item = models.ForeignKey("annotations.Item", on_delete=models.CASCADE, related_name="reviews")
     reviewer = models.ForeignKey(

@@ -155,6 +155,16 @@ class Prediction(models.Model):
     judge_drawn = models.BooleanField(default=False)  # every judge call failed: drawn, seeded
     lenient_letter = models.CharField(max_length=1, blank=True)
     lenient_hit = models.BooleanField(null=True)
+    # Per item kind (the reply itself is `raw_text`): a classification item's label, a
+    # localization item's parsed box (2D pixels, or 3D voxels joined from its slices' boxes)
+    # with the box read on each slice asked, a retrieval pair's embeddings and its ranks
+    # within the run (set when the run is scored: they depend on every other pair).
+    label = models.CharField(max_length=200, blank=True)
+    box = models.JSONField(null=True, blank=True)
+    slice_boxes = models.JSONField(null=True, blank=True)  # {"z": [x0, y0, x1, y1] | null}
+    embedding = models.JSONField(null=True, blank=True)  # {"report": [...], "case": [...]}
+    report_to_case_rank = models.PositiveIntegerField(null=True, blank=True)
+    case_to_report_rank = models.PositiveIntegerField(null=True, blank=True)
     latency_ms = models.FloatField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
@@ -167,13 +177,27 @@ class Prediction(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "item"], name="prediction_once_per_run_item")
         ]
+        # A human-baseline session's last answer, where its queue goes on (one index probe).
+        indexes = [models.Index(fields=["run", "id"], name="prediction_run_latest")]
+
+
+class GradingTask(models.TextChoices):
+    ANSWERS = "", _("Every item's answers")
+    REPORTS = "report_generation", _("Generated reports")
 
 
 class GradingSession(models.Model):
-    """A curator's request that clinicians compare two runs item by item, blinded."""
+    """A curator's request that clinicians compare two runs item by item, blinded.
+
+    A report session compares generated reports with a report rubric; without run B it puts a
+    model's reports beside the reference reports (graders are not told which is which).
+    """
 
     run_a = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
-    run_b = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    run_b = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    task = models.CharField(max_length=30, choices=GradingTask.choices, blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -190,16 +214,23 @@ class Preference(models.TextChoices):
 class Grade(models.Model):
     """A clinician's blinded side-by-side judgement of two predictions for one item.
 
-    The runs are recorded by side, so the preference can be turned back into run A vs run B.
+    The runs are recorded by side, so the preference can be turned back into run A vs run B;
+    a side without a prediction is the item's reference report.
     """
 
     session = models.ForeignKey(GradingSession, on_delete=models.CASCADE, related_name="grades")
     item = models.ForeignKey("annotations.Item", on_delete=models.CASCADE, related_name="+")
     grader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    left_prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="+")
-    right_prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="+")
+    left_prediction = models.ForeignKey(
+        Prediction, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    right_prediction = models.ForeignKey(
+        Prediction, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     preference = models.CharField(max_length=20, choices=Preference.choices)
-    rubric = models.JSONField(default=dict, blank=True)  # {"left": {...0-2}, "right": {...}}
+    # {"left": {...}, "right": {...}}: answers 0-2 per criterion; reports the counts of correct
+    # findings, omissions and hallucinations (0-3, 3 = three or more) and overall 1-5.
+    rubric = models.JSONField(default=dict, blank=True)
     seconds_spent = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

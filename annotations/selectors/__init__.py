@@ -30,7 +30,12 @@ class BenchmarkSummary:
         """(status, label, count, percent) in workflow order, for the stacked progress bar."""
         total = self.total or 1
         return [
-            (value, label, self.counts.get(value, 0), 100.0 * self.counts.get(value, 0) / total)
+            (
+                value,
+                str(label),
+                self.counts.get(value, 0),
+                100.0 * self.counts.get(value, 0) / total,
+            )
             for value, label in ItemStatus.choices
         ]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from django.conf import settings
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from annotations.imaging import ct
-from annotations.models import Box, BoxState, Case, Family, Item, Volume
+from annotations.models import Box, Case, Family, Item, Volume
 from annotations.selectors import visibility
 
 PHASE_ORDER = ("non_contrast", "arterial", "venous", "delayed")
@@ -81,7 +82,7 @@ def gastricx_cases(user, benchmark=None) -> QuerySet[Case]:
             ),
             n_boxes=Count(
                 "volumes__boxes",
-                filter=~Q(volumes__boxes__state=BoxState.REJECTED),
+                filter=~Q(volumes__boxes__state__in=Box.LEFT_OUT),
                 distinct=True,
             ),
         )
@@ -93,7 +94,7 @@ def gastricx_cases(user, benchmark=None) -> QuerySet[Case]:
 class CasePage:
     case: Case
     volumes: list[Volume]
-    items: list[Item]
+    items: Sequence[Item]
 
 
 def case_page(case: Case) -> CasePage:

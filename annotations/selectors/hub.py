@@ -7,7 +7,7 @@ blinded reviewer may not see. The caller loads the benchmark through the visibil
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
@@ -26,6 +26,9 @@ from annotations.models import (
     RunKind,
 )
 from annotations.models.item import CURATED_STATUSES
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ class Hub:
         return self.by_status.get(ItemStatus.DISPUTED, 0)
 
     @property
-    def status_rows(self) -> list[tuple[str, str, int, float]]:
+    def status_rows(self) -> list[tuple[str, StrOrPromise, int, float]]:
         """(status, label, count, percent) in workflow order."""
         total = self.total or 1
         return [
@@ -84,7 +87,7 @@ class Hub:
         ]
 
     @property
-    def kind_rows(self) -> list[tuple[str, str, int]]:
+    def kind_rows(self) -> list[tuple[str, StrOrPromise, int]]:
         """(kind, label, count) for the kinds this benchmark has."""
         return [
             (value, label, self.by_kind[value])

@@ -11,7 +11,17 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    Expression,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+)
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
@@ -27,12 +37,13 @@ from annotations.models import (
     ItemRevision,
     ItemStatus,
     Prediction,
+    QueueCount,
     Review,
     ReviewChange,
     Run,
 )
 from annotations.selectors import visibility
-from annotations.selectors.triage import order_queue_by_suspicion, suspicion_priority
+from annotations.selectors.triage import order_queue_by_suspicion
 from annotations.selectors.visibility import reviews_visible
 
 __all__ = ["reviews_visible"]  # the blinding rule lives in selectors.visibility
@@ -59,21 +70,38 @@ def open_assignments(user) -> QuerySet:
     return visibility.without_gold_hidden(rows, user, benchmark_path="item__benchmark")
 
 
+class AfterInQueue(Expression):
+    """Assignments after assignment `pk` in queue order: `(rank, id) > (its rank, its id)`.
+
+    A row comparison, so that both databases read it as one range of the open-queue index
+    (reviewer, pair, rank, id) rather than scanning from the head of the queue.
+    """
+
+    conditional = True
+    output_field = BooleanField()
+
+    def __init__(self, pk: int) -> None:
+        super().__init__()
+        self.pk = pk
+
+    def as_sql(self, compiler, connection):
+        name = connection.ops.quote_name
+        table = name(Assignment._meta.db_table)
+        rank, key = name("rank"), name("id")
+        sql = f"({table}.{rank}, {table}.{key}) > (SELECT {rank}, {key} FROM {table} WHERE {key} = %s)"
+        return sql, [self.pk]
+
+
 def next_in_queue(open_rows: QuerySet, *, after: int | None = None) -> Assignment | None:
     """The open assignment after assignment `after` in queue order, wrapping round to the first.
 
     Queue order is by assignment, except in benchmarks whose curator switched on "review the
-    suspects first": there the most suspect items come first (triage).
+    suspects first": there the most suspect items come first (triage). One query when a next
+    item follows `after`.
     """
     ordered = order_queue_by_suspicion(open_rows)
     if after is not None:
-        # The current item's priority comes in as a subquery: one query for the next item.
-        current = Assignment.objects.filter(pk=after).annotate(priority=suspicion_priority())
-        following = (
-            ordered.annotate(current=Subquery(current.values("priority")[:1]))
-            .filter(Q(priority__lt=F("current")) | Q(priority=F("current"), id__gt=after))
-            .first()
-        )
+        following = ordered.filter(AfterInQueue(after)).first()
         if following is not None:
             return following
     return ordered.first()
@@ -81,15 +109,18 @@ def next_in_queue(open_rows: QuerySet, *, after: int | None = None) -> Assignmen
 
 def queue_next(user, *, after: int | None = None) -> Assignment | None:
     """The reviewer's next item to review (degraded twins go to the pair review page)."""
-    return next_in_queue(open_assignments(user).filter(item__clean_twin__isnull=True), after=after)
+    return next_in_queue(open_assignments(user).filter(pair=False), after=after)
+
+
+def queue_counts(user, *, pair: bool) -> Progress:
+    """The reviewer's progress from the counts the services keep (no count of the queue)."""
+    row = QueueCount.objects.filter(reviewer=user, pair=pair).values_list("done", "total").first()
+    return Progress(done=row[0], total=row[1]) if row else Progress(done=0, total=0)
 
 
 def queue_progress(user) -> Progress:
     """Item assignments the reviewer has completed, out of all given to them (pairs apart)."""
-    row = Assignment.objects.filter(reviewer=user, item__clean_twin__isnull=True).aggregate(
-        total=Count("id"), done=Count("id", filter=Q(completed_at__isnull=False))
-    )
-    return Progress(done=row["done"], total=row["total"])
+    return queue_counts(user, pair=False)
 
 
 @dataclass
@@ -212,8 +243,8 @@ def adjudication_page(user, pk: int) -> AdjudicationPage:
         IMAGES,
         Prefetch("clean_twin__item_images", queryset=ItemImage.objects.select_related("image")),
     )
-    items = visibility.with_gold_hidden(items, user, benchmark_path="benchmark")
-    item = visibility.get_item_for_user_or_404(user, pk, items)
+    visible = visibility.with_gold_hidden(items, user, benchmark_path="benchmark")
+    item = visibility.get_item_for_user_or_404(user, pk, visible)
     rows = list(
         Assignment.objects.filter(item=item).values_list("reviewer_id", "slot", "completed_at")
     )
@@ -355,15 +386,29 @@ def baseline_items(run: Run) -> QuerySet:
 
 
 def next_baseline_item(run: Run) -> Item | None:
-    """The first item of the session the clinician has not answered yet."""
-    answered = Prediction.objects.filter(run=run).values("item_id")
-    return (
+    """The first item of the session the clinician has not answered yet.
+
+    Looked for after the last answer first, so that the query reads from there in the index
+    (benchmark, source_index) rather than skipping every answered item; from the start when
+    nothing follows (the first item, or items left behind by answers given out of order).
+    """
+    following = baseline_queue(run, after_last=True).first()
+    return following if following is not None else baseline_queue(run).first()
+
+
+def baseline_queue(run: Run, *, after_last: bool = False) -> QuerySet:
+    """The session's unanswered items in order (after its last answer, if `after_last`)."""
+    answered = Prediction.objects.filter(run=run, item_id=OuterRef("pk"))
+    items = (
         baseline_items(run)
-        .exclude(pk__in=answered)
+        .exclude(Exists(answered))
         .select_related("benchmark")
         .prefetch_related(IMAGES)
-        .first()
     )
+    if after_last:
+        last = Prediction.objects.filter(run=run).order_by("-id").values("item__source_index")
+        items = items.filter(source_index__gt=Subquery(last[:1]))
+    return items
 
 
 def baseline_progress(run: Run) -> tuple[int, int]:

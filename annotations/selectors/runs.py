@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    When,
+)
 from django.db.models.functions import Coalesce
+from django.utils.translation import gettext as _
 
+from annotations.charts import accuracy_chart, rating_chart
 from annotations.models import (
     CURATED_STATUSES,
     TAXONOMY_FIELDS,
     Benchmark,
+    Family,
     Grade,
     GradingSession,
+    GradingTask,
     Item,
+    ItemKind,
     Prediction,
     Preference,
     Run,
@@ -77,7 +93,8 @@ def chunk_pending_items(*, chunk: RunChunk, run: Run) -> list[Item]:
     return list(
         items.filter(source_index__range=(chunk.first_index, chunk.last_index))
         .exclude(Exists(answered))
-        .prefetch_related("item_images__image")
+        .select_related("case__endoscopy_image")
+        .prefetch_related("item_images__image", "case__volumes", "case__indicators")
     )
 
 
@@ -117,7 +134,7 @@ def run_chunk_strip(*, run: Run, cells: int = 240) -> ChunkStrip:
     for row in rows:
         counts[row[1]] += 1
     per_cell = max(1, math.ceil(len(rows) / cells))
-    strip = []
+    strip: list[dict[str, Any]] = []
     for start in range(0, len(rows), per_cell):
         group = rows[start : start + per_cell]
         statuses = {row[1] for row in group}
@@ -201,7 +218,8 @@ class Leaderboard:
     columns: list[str]
     rows: list[LeaderboardRow]
     sort: str
-    chart: dict[str, Any] = field(default_factory=dict)
+    # `dataclasses.field`: the `field` attribute above shadows the name in the class body.
+    chart: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def _accuracy_key(cell: dict[str, Any] | None) -> float:
@@ -247,52 +265,165 @@ def leaderboard(*, benchmark: Benchmark, field_name: str = "", sort: str = "") -
     return board
 
 
-def accuracy_chart(entries: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    """Geometry of a horizontal bar chart of accuracies with 95% whiskers (inline SVG)."""
-    label_width, plot_width, row_height, top = 220, 460, 30, 26
-    bars = []
-    for position, (label, score) in enumerate(entries):
-        accuracy = score.get("accuracy")
-        y = top + position * row_height
-        bars.append(
-            {
-                "label": label,
-                "y": y,
-                "text_y": y + 15,
-                "width": round((accuracy or 0.0) * plot_width, 1),
-                "low": round(label_width + (score.get("low") or 0.0) * plot_width, 1),
-                "high": round(label_width + (score.get("high") or 0.0) * plot_width, 1),
-                "mid": y + 10,
-                "accuracy": accuracy,
-                "value_x": round(label_width + plot_width + 8, 1),
-            }
-        )
-    ticks = [
-        {"x": round(label_width + plot_width * t / 4, 1), "label": f"{t * 25}%"} for t in range(5)
-    ]
-    height = top + row_height * max(1, len(entries)) + 4
-    return {
-        "bars": bars,
-        "ticks": ticks,
-        "height": height,
-        "width": label_width + plot_width + 70,
-        "x0": label_width,
-        "axis_bottom": height - 4,
-    }
+# --- scores per task -----------------------------------------------------------------------
+
+TASKS = ("vqa", "classification", "report_generation", "localization", "retrieval")
+# An item's kind decides its task.
+TASK_OF_KIND = {
+    ItemKind.MCQ: "vqa",
+    ItemKind.LABEL: "classification",
+    ItemKind.OPEN: "report_generation",
+    ItemKind.BOX: "localization",
+    ItemKind.RETRIEVAL: "retrieval",
+}
+TASK_METRICS: dict[str, tuple[str, ...]] = {
+    "vqa": ("accuracy",),
+    "classification": ("accuracy", "macro_f1"),
+    "report_generation": ("rouge_l", "bleu4"),
+    "localization": ("mean_iou", "ap50"),
+    "retrieval": ("recall_at_1", "recall_at_5", "recall_at_10", "median_rank"),
+}
+# Lower is better only for the median rank.
+_ASCENDING = {"median_rank"}
+# Breakdowns shown under a task's scores: (key in its block, what each entry is).
+_TASK_PARTS = {
+    "classification": "by_field",
+    "report_generation": "by_kind",
+    "localization": "by_dimension",
+}
+
+
+@dataclass
+class MetricCell:
+    name: str
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+
+@dataclass
+class TaskScores:
+    task: str
+    n: int
+    metrics: list[MetricCell]
+    parts: list[tuple[str, list[MetricCell]]] = field(default_factory=list)
+    confusions: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+
+def _cells(block: dict[str, Any], names: tuple[str, ...]) -> list[MetricCell]:
+    cells = []
+    for name in names:
+        metric = block.get(name) or {}
+        low, high = (metric.get("ci95") or [None, None])[:2]
+        cells.append(MetricCell(name, metric.get("value"), low, high, metric.get("n") or 0))
+    return cells
+
+
+def run_task_scores(run: Run) -> list[TaskScores]:
+    """The run's scores per task it has items of, read from its summary (no query)."""
+    tasks = (run.summary or {}).get("tasks") or {}
+    counts = tasks.get("counts") or {}
+    found = []
+    for task in TASKS:
+        block = tasks.get(task) or {}
+        if not counts.get(task):
+            continue
+        names = TASK_METRICS[task]
+        scores = TaskScores(task, counts[task], _cells(block, names))
+        part_key = _TASK_PARTS.get(task)
+        for name, part in (block.get(part_key) or {}).items() if part_key else ():
+            scores.parts.append((name, _cells(part, names)))
+            if part.get("confusion"):
+                scores.confusions.append((name, _confusion_rows(part["confusion"])))
+        if task == "localization" and block.get("by_slice"):
+            scores.parts.append(("2d per slice", _cells(block["by_slice"], names)))
+        if task == "retrieval":
+            for direction in ("report_to_case", "case_to_report"):
+                if block.get(direction):
+                    scores.parts.append((direction, _cells(block[direction], names)))
+        found.append(scores)
+    return found
+
+
+def _confusion_rows(confusion: dict[str, Any]) -> dict[str, Any]:
+    """A confusion matrix as table rows: counts by predicted label, then the unlisted ones."""
+    labels, unlisted = confusion["labels"], confusion.get("unlisted") or []
+    show_unlisted = any(unlisted)
+    rows = []
+    for position, (label, counts) in enumerate(zip(labels, confusion["matrix"], strict=True)):
+        cells = [{"n": n, "diagonal": i == position} for i, n in enumerate(counts)]
+        if show_unlisted:
+            cells.append({"n": unlisted[position], "diagonal": False})
+        rows.append({"label": label, "counts": cells})
+    return {"labels": labels, "unlisted": show_unlisted, "rows": rows}
+
+
+@dataclass
+class TaskBoard:
+    task: str
+    metrics: tuple[str, ...]
+    rows: list[tuple[Run, list[MetricCell]]]
+    sort: str
+
+
+def task_leaderboard(*, benchmark: Benchmark, task: str, sort: str = "") -> TaskBoard:
+    """Finished runs that answered items of `task`, one row each, its metrics as columns,
+    sorted by `sort` (best first; the first metric by default). One query."""
+    metrics = TASK_METRICS[task]
+    sort = sort if sort in metrics else metrics[0]
+    rows = []
+    runs = Run.objects.filter(benchmark=benchmark, status__in=LEADERBOARD_STATUSES).select_related(
+        "endpoint"
+    )
+    for run in runs.order_by("pk"):
+        tasks = (run.summary or {}).get("tasks") or {}
+        # A run that answered none of the task's items (a baseline cannot draw a box) is not
+        # ranked on it.
+        if (tasks.get("counts") or {}).get(task) and (tasks.get("answered") or {}).get(task):
+            rows.append((run, _cells(tasks.get(task) or {}, metrics)))
+    position = metrics.index(sort)
+
+    def key(row: tuple[Run, list[MetricCell]]) -> float:
+        value = row[1][position].value
+        if value is None:
+            return math.inf
+        return value if sort in _ASCENDING else -value
+
+    rows.sort(key=key)
+    return TaskBoard(task, metrics, rows, sort)
+
+
+def benchmark_tasks(benchmark: Benchmark) -> list[str]:
+    """The tasks the benchmark has items of (one query for a Gastric-X benchmark; the other
+    families' items are multiple choice)."""
+    if benchmark.family != Family.GASTRICX:
+        return ["vqa"]
+    kinds = set(
+        Item.objects.filter(benchmark=benchmark)
+        .order_by()
+        .values_list("kind", flat=True)
+        .distinct()
+    )
+    return [task for kind, task in TASK_OF_KIND.items() if kind in kinds]
 
 
 # --- grading -------------------------------------------------------------------------------
 
 
 def grading_shared_items(session: GradingSession) -> QuerySet[Item]:
-    """Items both runs answered without an error, in index order."""
+    """Items both runs answered without an error (a report session: their generated reports;
+    against the reference: run A's reports of items with a reference), in index order."""
     answered_a = Prediction.objects.filter(run_id=session.run_a_id, error="").values("item_id")
-    answered_b = Prediction.objects.filter(run_id=session.run_b_id, error="").values("item_id")
-    return (
-        Item.objects.filter(pk__in=answered_a)
-        .filter(pk__in=answered_b)
-        .order_by("source_index", "pk")
-    )
+    items = Item.objects.filter(pk__in=answered_a)
+    if session.run_b_id:
+        answered_b = Prediction.objects.filter(run_id=session.run_b_id, error="")
+        items = items.filter(pk__in=answered_b.values("item_id"))
+    else:
+        items = items.exclude(reference="")
+    if session.task == GradingTask.REPORTS:
+        items = items.filter(kind=ItemKind.OPEN)
+    return items.order_by("source_index", "pk")
 
 
 @dataclass
@@ -309,24 +440,29 @@ class GradingProgress:
 def grading_sessions(*, viewer: Any, grader: Any = None) -> list[GradingProgress]:
     """Sessions in `viewer`'s scope with their shared items and how many `grader` (or anyone)
     has graded."""
-    # Items both runs answered, counted in the same query as the sessions (no query per row).
+    # Items both runs answered, counted in the same query as the sessions (no query per row):
+    # of every kind or reports only, against run B or against the reference.
     answered_b = Prediction.objects.filter(run_id=OuterRef(OuterRef("run_b_id")), error="")
-    shared = (
-        Prediction.objects.filter(run_id=OuterRef("run_a_id"), error="")
-        .filter(item_id__in=answered_b.values("item_id"))
-        .order_by()
-        .values("run_id")
-        .annotate(n=Count("pk"))
-        .values("n")
+    answered_a = Prediction.objects.filter(run_id=OuterRef("run_a_id"), error="")
+
+    def count(predictions: QuerySet[Prediction]) -> Coalesce:
+        counted = predictions.order_by().values("run_id").annotate(n=Count("pk")).values("n")
+        return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+    paired = answered_a.filter(item_id__in=answered_b.values("item_id"))
+    reports = Q(item__kind=ItemKind.OPEN)
+    shared = Case(
+        When(
+            run_b__isnull=True, then=count(answered_a.filter(reports).exclude(item__reference=""))
+        ),
+        When(task=GradingTask.REPORTS, then=count(paired.filter(reports))),
+        default=count(paired),
     )
     graded_filter = Q(grades__grader=grader) if grader is not None else Q()
     sessions = (
         in_scope(GradingSession.objects.all(), viewer, benchmark_path="run_a__benchmark")
         .select_related("run_a__benchmark", "run_b")
-        .annotate(
-            graded=Count("grades", filter=graded_filter),
-            shared=Coalesce(Subquery(shared, output_field=IntegerField()), 0),
-        )
+        .annotate(graded=Count("grades", filter=graded_filter), shared=shared)
         .order_by("-pk")
     )
     return [GradingProgress(session, session.shared, session.graded) for session in sessions]
@@ -350,12 +486,18 @@ def grading_next_item(*, session: GradingSession, grader: Any) -> Item | None:
 
 
 def grading_item_predictions(*, session: GradingSession, item: Item) -> dict[int, Prediction]:
-    rows = Prediction.objects.filter(item=item, run_id__in=(session.run_a_id, session.run_b_id))
+    runs = [run_id for run_id in (session.run_a_id, session.run_b_id) if run_id]
+    rows = Prediction.objects.filter(item=item, run_id__in=runs)
     return {prediction.run_id: prediction for prediction in rows}
 
 
-def run_display_name(run: Run) -> str:
-    return f"#{run.pk} {run.label}"
+def run_display_name(run: Run | None) -> str:
+    """A run's name on the ratings page; None is the reference reports (a player too)."""
+    return str(_("Reference reports")) if run is None else f"#{run.pk} {run.label}"
+
+
+def _side_run(prediction: Prediction | None) -> Run | None:
+    return prediction.run if prediction is not None else None
 
 
 def _outcome(preference: str) -> float:
@@ -376,18 +518,23 @@ class Ratings:
     chart: dict[str, Any]
 
 
-def grading_ratings(*, benchmark: Benchmark | None = None, n_boot: int = 500) -> Ratings:
-    """Bradley–Terry ratings with bootstrap 95% intervals, win rates and clinician agreement."""
-    grades = Grade.objects.select_related(
+def grading_ratings(
+    *, benchmark: Benchmark | None = None, task: str | None = None, n_boot: int = 500
+) -> Ratings:
+    """Bradley–Terry ratings with bootstrap 95% intervals, win rates and clinician agreement
+    (`task`: only the grades of sessions of that task, e.g. generated reports)."""
+    rows = Grade.objects.select_related(
         "left_prediction__run", "right_prediction__run", "session"
     ).order_by("pk")
     if benchmark is not None:
-        grades = grades.filter(session__run_a__benchmark=benchmark)
-    grades = list(grades)
+        rows = rows.filter(session__run_a__benchmark=benchmark)
+    if task is not None:
+        rows = rows.filter(session__task=task)
+    grades = list(rows)
     comparisons = [
         (
-            run_display_name(grade.left_prediction.run),
-            run_display_name(grade.right_prediction.run),
+            run_display_name(_side_run(grade.left_prediction)),
+            run_display_name(_side_run(grade.right_prediction)),
             _outcome(grade.preference),
         )
         for grade in grades
@@ -415,13 +562,15 @@ def grading_ratings(*, benchmark: Benchmark | None = None, n_boot: int = 500) ->
         win_rates,
         grading_agreement(grades),
         len(comparisons),
-        _rating_chart(ratings),
+        rating_chart(ratings),
     )
 
 
 def _preference_for_run_a(grade: Grade, run_a_id: int) -> str:
     """The grade's preference told from run A's side: "a", "b", "tie" or "both_wrong"."""
-    a_on_left = grade.left_prediction.run_id == run_a_id
+    # Run A is the side with its prediction (the other may be the reference: no prediction).
+    left = grade.left_prediction
+    a_on_left = left is not None and left.run_id == run_a_id
     if grade.preference == Preference.LEFT:
         return "a" if a_on_left else "b"
     if grade.preference == Preference.RIGHT:
@@ -460,45 +609,4 @@ def grading_agreement(grades: list[Grade]) -> dict[str, Any]:
         "pairs": len(first),
         "kappa": None if math.isnan(kappa) else kappa,
         "percent": percent_agreement(zip(first, second, strict=True)),
-    }
-
-
-def _rating_chart(ratings: list[dict[str, Any]]) -> dict[str, Any]:
-    """Geometry of a dot-and-whisker chart of ratings (inline SVG)."""
-    if not ratings:
-        return {}
-    low = min(r["low"] for r in ratings + [{"low": r["rating"]} for r in ratings])
-    high = max(r["high"] for r in ratings + [{"high": r["rating"]} for r in ratings])
-    span = max(high - low, 1.0)
-    low, high = low - span * 0.05, high + span * 0.05
-    label_width, plot_width, row_height, top = 220, 460, 30, 26
-
-    def x(value: float) -> float:
-        return round(label_width + (value - low) / (high - low) * plot_width, 1)
-
-    rows = [
-        {
-            "label": r["model"],
-            "mid": top + i * row_height + 10,
-            "text_y": top + i * row_height + 15,
-            "x": x(r["rating"]),
-            "low": x(r["low"]),
-            "high": x(r["high"]),
-            "rating": r["rating"],
-        }
-        for i, r in enumerate(ratings)
-    ]
-    height = top + row_height * len(ratings) + 4
-    ticks = [
-        {"x": x(low + (high - low) * t / 4), "label": f"{low + (high - low) * t / 4:.0f}"}
-        for t in range(5)
-    ]
-    return {
-        "rows": rows,
-        "ticks": ticks,
-        "height": height,
-        "width": label_width + plot_width + 70,
-        "x0": label_width,
-        "value_x": label_width + plot_width + 8,
-        "axis_bottom": height - 4,
     }

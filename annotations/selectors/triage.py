@@ -2,18 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import (
-    Case,
-    Exists,
-    F,
-    FloatField,
-    OuterRef,
-    Prefetch,
-    QuerySet,
-    Value,
-    When,
-)
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from annotations.models import (
     Assignment,
@@ -90,27 +79,11 @@ def suspicion_list(
     )
 
 
-def suspicion_priority(*, item_path: str = "item") -> Coalesce:
-    """The queue priority of an item: its suspicion score when its benchmark has "review the
-    suspects first" switched on, else 0 (so switched-off benchmarks keep their order)."""
-    prefix = f"{item_path}__" if item_path else ""
-    return Coalesce(
-        Case(
-            When(
-                **{f"{prefix}benchmark__triage_setting__suspects_first": True},
-                then=F(f"{prefix}suspicion__score"),
-            ),
-            output_field=FloatField(),
-        ),
-        Value(0.0),
-    )
+def order_queue_by_suspicion(queryset: QuerySet) -> QuerySet:
+    """Order assignments in queue order: by their stored rank, then by id.
 
-
-def order_queue_by_suspicion(queryset: QuerySet, *, item_path: str = "item") -> QuerySet:
-    """Order a queue (assignments, or items with item_path="") most suspect first, then by id.
-
-    The review queue can use it as `order_queue_by_suspicion(open_rows)`.
+    The rank is minus the item's suspicion score while the benchmark reviews the suspects first
+    (services.triage keeps it), so the most suspect items come first and unscored ones last;
+    otherwise every rank is 0 and the queue keeps its order.
     """
-    return queryset.annotate(priority=suspicion_priority(item_path=item_path)).order_by(
-        "-priority", "id"
-    )
+    return queryset.order_by("rank", "id")

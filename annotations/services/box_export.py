@@ -15,7 +15,7 @@ from django.db.models import Q
 
 from annotations.formats.coco import write_coco
 from annotations.imaging import ct
-from annotations.models import Benchmark, Box, BoxLabel, BoxState, Case, Image, Item, Volume
+from annotations.models import Benchmark, Box, BoxLabel, Case, Image, Item, Volume
 from annotations.scoring.boxes import average_precision, iou
 from annotations.selectors.cases import phase_sorted
 
@@ -57,7 +57,7 @@ def _phase_block(volume: Volume) -> dict[str, Any]:
             "source": box.source,
         }
         for box in volume.boxes.all()
-        if box.state != BoxState.REJECTED
+        if box.state not in Box.LEFT_OUT
     ]
     return {
         "phase": volume.phase,
@@ -78,7 +78,7 @@ def coco_for_benchmark(benchmark: Benchmark, out: IO[str] | IO[bytes]) -> None:
     image_ids = Image.objects.filter(image_filter).values("pk")
     boxes = (
         Box.objects.filter(volume__isnull=True, image_id__in=image_ids)
-        .exclude(state=BoxState.REJECTED)
+        .exclude(state__in=Box.LEFT_OUT)
         .order_by("image_id", "id")
     )
     images = Image.objects.filter(pk__in=boxes.values("image_id")).order_by("pk")
@@ -161,7 +161,7 @@ def _ap(predictions: Sequence[Mapping[str, Any]], truths: Sequence[Mapping[str, 
 
 def case_truth_boxes(case: Case) -> list[dict[str, Any]]:
     """Our accepted/proposed 3D boxes of a case as scoring truths, keyed ``case_id/phase``."""
-    boxes = Box.objects.filter(volume__case=case).exclude(state=BoxState.REJECTED)
+    boxes = Box.objects.filter(volume__case=case).exclude(state__in=Box.LEFT_OUT)
     return [
         {"key": f"{case.case_id}/{box.volume.phase}", "label": box.label, "voxel": box.voxel}
         for box in boxes.select_related("volume")

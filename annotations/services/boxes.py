@@ -110,6 +110,11 @@ def _corrects(user, box: Box) -> bool:
     return has_role(user, CURATOR) and not _reviews_here(user, volume=box.volume, image=box.image)
 
 
+def box_may_correct(user, *, volume: Volume | None = None, image: Image | None = None) -> bool:
+    """Whether `user` changes any box here as a curator's correction."""
+    return _corrects(user, Box(volume=volume, image=image))
+
+
 def box_may_draw(user, *, volume: Volume | None = None, image: Image | None = None) -> bool:
     """Curators always; a reviewer on a case or image of an item they are reviewing."""
     if has_role(user, CURATOR):
@@ -260,6 +265,8 @@ def box_review(*, box: Box, version: int, state: str, user, note: str = "") -> B
             gettext("A box can be accepted or rejected, not '%(state)s'.") % {"state": state}
         )
     note = (note or "").strip()
+    if box.state == BoxState.WITHDRAWN:
+        raise DomainError(gettext("This box was withdrawn by its author."), code="withdrawn")
     if _corrects(user, box):
         why = gettext("Curator's correction")
     else:
@@ -296,3 +303,35 @@ def box_copy_to_phase(*, box: Box, volume: Volume, user) -> Box:
     except ct.BoxError as error:
         raise DomainError(str(error), code="box_outside") from None
     return box_create_3d(volume=volume, label=box.label, voxel=voxel, user=user, source="copied")
+
+
+def _check_own_proposal(user, box: Box, state: str) -> None:
+    _check_draw(user, volume=box.volume, image=box.image)
+    # An imported box is nobody's proposal, whoever ran the import.
+    if box.author_id != user.pk or box.source == "imported" or box.state != state:
+        raise NotAllowedError(
+            gettext(
+                "Only your own proposal can be withdrawn (or brought back); an adjudicator or a "
+                "curator accepts or rejects the others."
+            ),
+            code="not_your_box",
+        )
+
+
+@transaction.atomic
+def box_withdraw(*, box: Box, version: int, user, note: str = "") -> Box:
+    """Withdraw one's own proposal (the box tool's "delete"): the box stays, withdrawn, with a
+    revision, so that history and an undo keep it; releases leave it out."""
+    _check_own_proposal(user, box, BoxState.PROPOSED)
+    box = _claim(box, version, state=BoxState.WITHDRAWN)
+    _record(box, "withdrawn", user, note=(note or "").strip())
+    return box
+
+
+@transaction.atomic
+def box_restore(*, box: Box, version: int, user) -> Box:
+    """Bring one's own withdrawn proposal back (an undone delete)."""
+    _check_own_proposal(user, box, BoxState.WITHDRAWN)
+    box = _claim(box, version, state=BoxState.PROPOSED)
+    _record(box, "restored", user)
+    return box

@@ -1,4 +1,5 @@
-"""Importing Gastric-X cases: de-identified CT, voxel caches, indicators, boxes and VQA items.
+"""Importing Gastric-X cases: de-identified CT, voxel caches, indicators, boxes and the items of
+every task (`gastricx_items`).
 
 All-or-nothing in two stages. Stage one reads every case folder, loads and de-identifies every
 phase into MEDIA_ROOT, writes the voxel caches and stages each endoscopy image (checked, without
@@ -31,6 +32,7 @@ from annotations.formats.gastricx import (
     all_problems,
     read_gastricx_root,
     read_gastricx_zip,
+    tnm_label_sets,
     validate_case_volumes,
 )
 from annotations.imaging import ct
@@ -44,12 +46,10 @@ from annotations.models import (
     Family,
     Indicator,
     Item,
-    ItemImage,
-    ItemRevision,
-    RevisionReason,
     Volume,
 )
 from annotations.services.errors import DomainError
+from annotations.services.gastricx_items import case_items_create
 from annotations.services.images import ImageStaging, import_work_dir, staged_images_discard
 from annotations.services.imports import ImportFailed, ImportReport, ImportResult, import_limits
 from annotations.services.volume_files import VOLUMES_FOLDER
@@ -122,7 +122,7 @@ def gastricx_import_run(
             loaded = _load_all(cases, media_root, relative_root, staging, report, progress)
             with transaction.atomic():
                 benchmark = _write_rows(loaded, name, user, description, staging.commit())
-                items = sum(len(entry.data.vqa) for entry in loaded)
+                items = Item.objects.filter(benchmark=benchmark).count()  # every task's
                 result = ImportResult(benchmark, items, report)
                 if before_commit is not None:
                     before_commit(result)  # a job ends with the rows, or neither does
@@ -259,23 +259,31 @@ def _write_rows(
     next_index = 1
     letters: set[int] = set()
     for entry in loaded:
-        case = _create_case(benchmark, entry, user, image_ids)
-        next_index = _create_items(case, entry.data, next_index, user)
+        case, boxes = _create_case(benchmark, entry, user, image_ids)
+        next_index = case_items_create(
+            case=case, data=entry.data, boxes=boxes, next_index=next_index, user=user
+        )
         letters.update(len(v.options) for v in entry.data.vqa)
     benchmark.option_letters = [chr(ord("A") + i) for i in range(max(letters, default=4))]
-    tasks = sorted({v.task for e in loaded for v in e.data.vqa if v.task})
+    tasks = sorted(set(Item.objects.filter(benchmark=benchmark).values_list("task", flat=True)))
+    tasks = [task for task in tasks if task]
     benchmark.taxonomy = {"task": tasks, "category": tasks} if tasks else {}
-    benchmark.save(update_fields=["option_letters", "taxonomy"])
+    codes = [e.data.tnm_labels.tnm for e in loaded if e.data.tnm_labels is not None]
+    benchmark.label_sets = tnm_label_sets(codes) if codes else {}
+    benchmark.save(update_fields=["option_letters", "taxonomy", "label_sets"])
     return benchmark
 
 
-def _create_case(benchmark: Benchmark, entry: _LoadedCase, user, image_ids: dict[str, int]) -> Case:
+def _create_case(
+    benchmark: Benchmark, entry: _LoadedCase, user, image_ids: dict[str, int]
+) -> tuple[Case, list[Box]]:
     data = entry.data
     case = Case.objects.create(
         benchmark=benchmark,
         case_id=data.case_id,
         tnm=data.tnm or "",
         reports={kind: text for kind, text in data.reports.items() if text},
+        extra=data.extra,
         endoscopy_image_id=image_ids[entry.endoscopy] if entry.endoscopy else None,
     )
     Indicator.objects.bulk_create(_indicators(case, data))
@@ -283,8 +291,7 @@ def _create_case(benchmark: Benchmark, entry: _LoadedCase, user, image_ids: dict
         phase: Volume.objects.create(case=case, phase=phase, **_volume_fields(files))
         for phase, files in entry.phases.items()
     }
-    _create_imported_boxes(data, volumes, user)
-    return case
+    return case, _create_imported_boxes(data, volumes, user)
 
 
 def _indicators(case: Case, data: CaseData) -> list[Indicator]:
@@ -340,7 +347,8 @@ def _volume_fields(files: _PhaseFiles) -> dict:
     }
 
 
-def _create_imported_boxes(data: CaseData, volumes: dict[str, Volume], user) -> None:
+def _create_imported_boxes(data: CaseData, volumes: dict[str, Volume], user) -> list[Box]:
+    boxes = []
     for spec in data.boxes:
         volume = volumes[spec.phase]
         x0, y0, z0, x1, y1, z1 = spec.voxel
@@ -368,35 +376,5 @@ def _create_imported_boxes(data: CaseData, volumes: dict[str, Volume], user) -> 
             reason="imported",
             author=user,
         )
-
-
-def _create_items(case: Case, data: CaseData, next_index: int, user) -> int:
-    items = Item.objects.bulk_create(
-        Item(
-            benchmark=case.benchmark,
-            case=case,
-            source_index=next_index + number,
-            question=spec.question,
-            options=list(spec.options),
-            answer=spec.answer,
-            task=spec.task,
-            category=spec.task,
-            extra={"case_id": case.case_id},
-        )
-        for number, spec in enumerate(data.vqa)
-    )
-    if case.endoscopy_image_id:
-        ItemImage.objects.bulk_create(
-            ItemImage(item=item, image_id=case.endoscopy_image_id, position=0) for item in items
-        )
-    ItemRevision.objects.bulk_create(
-        ItemRevision(
-            item=item,
-            version=1,
-            content=item.content(),
-            reason=RevisionReason.IMPORTED,
-            author=user,
-        )
-        for item in items
-    )
-    return next_index + len(items)
+        boxes.append(box)
+    return boxes

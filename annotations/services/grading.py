@@ -1,4 +1,5 @@
-"""Blinded side-by-side grading of two runs' answers by clinicians."""
+"""Blinded side-by-side grading of two runs' answers by clinicians; of generated reports, two
+models' or a model's beside the reference report, with a report rubric."""
 
 from __future__ import annotations
 
@@ -8,24 +9,63 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from annotations.models import Grade, GradingSession, Item, Prediction, Preference, Run, RunStatus
+from annotations.models import (
+    Grade,
+    GradingSession,
+    GradingTask,
+    Item,
+    ItemKind,
+    Prediction,
+    Preference,
+    Run,
+    RunStatus,
+)
 from annotations.services.errors import DomainError
 
 RUBRIC_CRITERIA = ("completeness", "preciseness", "consistency", "accuracy")
 RUBRIC_SCORES = (0, 1, 2)
+# A generated report: how many findings it gets right, misses and makes up (3: three or more),
+# and an overall grade from 1 (unusable) to 5 (as a radiologist would write it).
+REPORT_CRITERIA = ("correct_findings", "omissions", "hallucinations", "overall")
+REPORT_SCORES: dict[str, tuple[int, ...]] = {
+    "correct_findings": (0, 1, 2, 3),
+    "omissions": (0, 1, 2, 3),
+    "hallucinations": (0, 1, 2, 3),
+    "overall": (1, 2, 3, 4, 5),
+}
 SIDES = ("left", "right")
 
 
+def rubric_scores(session: GradingSession) -> dict[str, tuple[int, ...]]:
+    """The session's rubric: each criterion and the scores it takes."""
+    if session.task == GradingTask.REPORTS:
+        return REPORT_SCORES
+    return dict.fromkeys(RUBRIC_CRITERIA, RUBRIC_SCORES)
+
+
 @transaction.atomic
-def grading_session_create(*, run_a: Run, run_b: Run, created_by: Any) -> GradingSession:
-    """A session comparing two finished runs of one benchmark, item by item."""
-    if run_a.pk == run_b.pk:
+def grading_session_create(
+    *, run_a: Run, run_b: Run | None, created_by: Any, task: str = ""
+) -> GradingSession:
+    """A session comparing two started runs of one benchmark, item by item; a report session
+    (`task="report_generation"`) compares their generated reports, or, without run B, run A's
+    reports with the reference reports."""
+    if task not in GradingTask.values:
+        raise DomainError(_("Unknown grading task."))
+    if run_b is None and task != GradingTask.REPORTS:
+        raise DomainError(_("Only reports can be graded against the reference: pick run B."))
+    if run_b is not None and run_a.pk == run_b.pk:
         raise DomainError(_("Pick two different runs."))
-    if run_a.benchmark_id != run_b.benchmark_id:
+    if run_b is not None and run_a.benchmark_id != run_b.benchmark_id:
         raise DomainError(_("Both runs must be on the same benchmark."))
-    if RunStatus.QUEUED in (run_a.status, run_b.status):
+    if RunStatus.QUEUED in (run_a.status, run_b.status if run_b else None):
         raise DomainError(_("Both runs must have started."))
-    return GradingSession.objects.create(run_a=run_a, run_b=run_b, created_by=created_by)
+    if (
+        task == GradingTask.REPORTS
+        and not Prediction.objects.filter(run=run_a, item__kind=ItemKind.OPEN, error="").exists()
+    ):
+        raise DomainError(_("Run A has generated no report."))
+    return GradingSession.objects.create(run_a=run_a, run_b=run_b, task=task, created_by=created_by)
 
 
 def grade_run_a_on_left(*, session: GradingSession, item: Item, grader: Any) -> bool:
@@ -40,19 +80,23 @@ def grade_run_a_on_left(*, session: GradingSession, item: Item, grader: Any) -> 
 
 def grade_sides(
     *, session: GradingSession, item: Item, grader: Any, predictions: dict[int, Prediction]
-) -> tuple[Prediction, Prediction]:
-    """(left, right) predictions for this grader, from `{run_id: prediction}` of the item."""
-    a, b = predictions[session.run_a_id], predictions[session.run_b_id]
+) -> tuple[Prediction | None, Prediction | None]:
+    """(left, right) predictions for this grader, from `{run_id: prediction}` of the item; None
+    stands for the item's reference report (a session without run B)."""
+    a = predictions[session.run_a_id]
+    b = predictions[session.run_b_id] if session.run_b_id else None
     return (a, b) if grade_run_a_on_left(session=session, item=item, grader=grader) else (b, a)
 
 
-def _rubric_clean(rubric: dict[str, Any] | None) -> dict[str, dict[str, int]]:
+def _rubric_clean(
+    rubric: dict[str, Any] | None, scales: dict[str, tuple[int, ...]]
+) -> dict[str, dict[str, int]]:
     cleaned: dict[str, dict[str, int]] = {}
     for side, scores in (rubric or {}).items():
         if side not in SIDES or not isinstance(scores, dict):
             raise DomainError(_("Rubric sides are left and right."))
         for criterion, score in scores.items():
-            if criterion not in RUBRIC_CRITERIA:
+            if criterion not in scales:
                 raise DomainError(_("Unknown rubric criterion: %(name)s.") % {"name": criterion})
             if score in (None, ""):
                 continue
@@ -60,8 +104,12 @@ def _rubric_clean(rubric: dict[str, Any] | None) -> dict[str, dict[str, int]]:
                 value = int(score)
             except (TypeError, ValueError):
                 value = -1
-            if value not in RUBRIC_SCORES:
-                raise DomainError(_("Rubric scores are 0, 1 or 2."))
+            allowed = scales[criterion]
+            if value not in allowed:
+                raise DomainError(
+                    _("%(name)s takes a score from %(low)d to %(high)d.")
+                    % {"name": criterion, "low": allowed[0], "high": allowed[-1]}
+                )
             cleaned.setdefault(side, {})[criterion] = value
     return cleaned
 
@@ -83,14 +131,12 @@ def grade_submit(
     """
     if preference not in Preference.values:
         raise DomainError(_("Choose A, B, tie or both wrong."))
-    predictions = {
-        p.run_id: p
-        for p in Prediction.objects.filter(
-            item=item, run_id__in=(session.run_a_id, session.run_b_id)
-        )
-    }
-    if len(predictions) < 2:
+    runs = [run_id for run_id in (session.run_a_id, session.run_b_id) if run_id]
+    predictions = {p.run_id: p for p in Prediction.objects.filter(item=item, run_id__in=runs)}
+    if len(predictions) < len(runs):
         raise DomainError(_("Both runs must have answered this item."))
+    if session.task == GradingTask.REPORTS and item.kind != ItemKind.OPEN:
+        raise DomainError(_("This session grades generated reports only."))
     left, right = grade_sides(session=session, item=item, grader=grader, predictions=predictions)
     try:
         with transaction.atomic():
@@ -101,7 +147,7 @@ def grade_submit(
                 left_prediction=left,
                 right_prediction=right,
                 preference=preference,
-                rubric=_rubric_clean(rubric),
+                rubric=_rubric_clean(rubric, rubric_scores(session)),
                 seconds_spent=seconds_spent,
             )
     except IntegrityError:

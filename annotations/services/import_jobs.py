@@ -10,11 +10,11 @@ from pathlib import Path, PurePath
 
 from django.conf import settings
 from django.db import transaction
-from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext as _
 
 from annotations.formats import open_reader
 from annotations.formats.errors import RowProblem
+from annotations.formats.vlmeval import McqTsvReader
 from annotations.models import Benchmark, Family, Job
 from annotations.services.errors import DomainError
 from annotations.services.imports import ImportFailed, import_limits
@@ -55,7 +55,7 @@ def _folder(token: str) -> Path:
 def file_type_problem(family: str, file_name: str) -> str | None:
     """Why a file of this name cannot be a `family` import (translated), or None."""
     suffix = PurePath(file_name).suffix.lower()
-    allowed = FILE_TYPES.get(family)
+    allowed = FILE_TYPES.get(family)  # type: ignore[call-overload]  # any text, told apart here
     if allowed is None:
         return _("Unknown format “%(family)s”.") % {"family": family}
     if suffix not in allowed:
@@ -64,12 +64,6 @@ def file_type_problem(family: str, file_name: str) -> str | None:
             "name": PurePath(file_name).name,
         }
     return None
-
-
-def too_large_message() -> str:
-    return _("The file is larger than the upload limit of %(limit)s; nothing was read past it.") % {
-        "limit": filesizeformat(settings.MAX_UPLOAD_BYTES)
-    }
 
 
 def upload_store(*, upload) -> StoredUpload:
@@ -102,7 +96,8 @@ def upload_problems(*, stored: StoredUpload, family: str) -> list[RowProblem]:
         return [RowProblem(0, None, "not a readable zip file", "not_zip")]
     if stored.suffix == ".json":
         return []  # an array is only known once the whole file is read
-    return open_reader(stored.path, family, limits=import_limits()).header_problems()
+    reader = open_reader(stored.path, family, limits=import_limits())
+    return reader.header_problems() if isinstance(reader, McqTsvReader) else []
 
 
 def import_start(*, stored: StoredUpload, family: str, name: str, user) -> Job:

@@ -18,9 +18,11 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import CharField
 from django.utils.translation import gettext, ngettext
 
 from annotations.formats import ReadLimits, open_reader
@@ -28,29 +30,26 @@ from annotations.formats.cells import metadata_warnings
 from annotations.formats.errors import FormatError, RowProblem, RowWarning
 from annotations.formats.gastricx import extract_zip
 from annotations.imaging.images import ImageError, PreparedImage, prepare_image
-from annotations.models import Benchmark, Family, Item, ItemImage, ItemRevision, RevisionReason
+from annotations.models import (
+    COLUMN_FIELDS,
+    Benchmark,
+    Family,
+    Item,
+    ItemImage,
+    ItemRevision,
+    RevisionReason,
+)
 from annotations.services.errors import DomainError
 from annotations.services.images import ImageStaging, import_work_dir, staged_images_discard
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 BATCH = 1000
 # A report lists this many warnings; the rest are counted by kind.
 MAX_LISTED_WARNINGS = 500
 _PROGRESS_SECONDS = 0.5
 
-# Imported column -> Item field. Every other column is kept in Item.extra under its own name.
-COLUMN_FIELDS = {
-    "category": "category",
-    "l2-category": "l2_category",
-    "split": "split",
-    "task": "task",
-    "subtask": "subtask",
-    "scene": "scene",
-    "dataset": "dataset",
-    "modality": "modality",
-    "source": "source",
-    "degradation_type": "degradation_type",
-    "degradation_severity": "degradation_severity",
-}
 CORE_COLUMNS = {"index", "image", "question", "hint", "answer"}
 _INDEX_RANGE = range(-(2**63), 2**63)  # what the database's bigint holds
 
@@ -218,7 +217,7 @@ def _check_name_free(name: str) -> None:
 class _NewBenchmark:
     name: str
     family: str
-    user: object
+    user: User | None
     description: str
 
 
@@ -333,9 +332,11 @@ def _row_problems(row) -> list[RowProblem]:
 
 @cache
 def _column_limits() -> dict[str, int]:
+    fields = {column: Item._meta.get_field(name) for column, name in COLUMN_FIELDS.items()}
     return {
-        column: Item._meta.get_field(field_name).max_length
-        for column, field_name in COLUMN_FIELDS.items()
+        column: field.max_length
+        for column, field in fields.items()
+        if isinstance(field, CharField) and field.max_length is not None
     }
 
 
@@ -484,14 +485,14 @@ def _taxonomy_of(benchmark: Benchmark) -> dict[str, list[str]]:
     """The distinct values of each taxonomy field present in the benchmark."""
     taxonomy = {}
     for column, field_name in COLUMN_FIELDS.items():
-        values = (
+        distinct = (
             Item.objects.filter(benchmark=benchmark)
             .exclude(**{field_name: ""})
             .order_by(field_name)
             .values_list(field_name, flat=True)
             .distinct()
         )
-        values = list(values[:500])
+        values = list(distinct[:500])
         if values:
             taxonomy[column] = values
     return taxonomy

@@ -17,13 +17,13 @@ submitted on the same version,
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -36,13 +36,16 @@ from annotations.models import (
     Item,
     ItemRevision,
     ItemStatus,
+    QueueCount,
     RejectReason,
     Review,
     RevisionReason,
     Verdict,
 )
-from annotations.models.item import LETTERS
+from annotations.services import item_content
 from annotations.services.errors import ConflictError, DomainError, NotAllowedError
+from annotations.services.stats import ANALYZE_AFTER, tables_analyze
+from annotations.services.triage import queue_ranks
 
 ASSIGNABLE_STATUSES = (ItemStatus.PENDING, ItemStatus.IN_REVIEW)
 ASSIGN_FILTERS = ("status", "category", "split", "task", "scene", "modality", "dataset")
@@ -66,44 +69,18 @@ def _max_options(benchmark: Benchmark) -> int:
     return len(letters) or 10
 
 
-def content_normalise(content: dict) -> dict:
-    """The comparable form of a content: stripped texts, unused (empty) options dropped."""
-    options = [str(option).strip() for option in content.get("options") or []]
-    return {
-        "question": str(content.get("question") or "").strip(),
-        "hint": str(content.get("hint") or "").strip(),
-        "options": [option for option in options if option],
-        "answer": str(content.get("answer") or "").strip().upper(),
-    }
+def content_normalise(content: dict, kind: str | None = None) -> dict:
+    """The comparable form of a content (see `item_content.content_normalise`)."""
+    return item_content.content_normalise(content, kind)
 
 
 def content_clean(raw: dict | None, *, item: Item) -> dict:
     """Validate a proposed content for this item; the hint stays the item's unless given."""
-    if not isinstance(raw, dict):
-        raise DomainError(_("An edit needs the proposed question, options and answer."))
-    content = content_normalise({"hint": item.hint, **raw})
-    if not content["question"]:
-        raise DomainError(_("The question cannot be empty."))
-    options = content["options"]
-    if len(options) < 2:
-        raise DomainError(_("A multiple-choice question needs at least two options."))
-    if len(options) > _max_options(item.benchmark):
-        raise DomainError(
-            _("This benchmark allows at most %(n)d options.") % {"n": _max_options(item.benchmark)}
-        )
-    if len(set(options)) != len(options):
-        raise DomainError(_("Two options have the same text."))
-    # One letter: `"" in "ABC"` holds for a string, and an item without an answer is no item.
-    if len(content["answer"]) != 1 or content["answer"] not in LETTERS[: len(options)]:
-        raise DomainError(_("The answer must be the letter of one of the options."))
-    return content
+    return item_content.content_clean(raw, item=item, max_options=_max_options(item.benchmark))
 
 
 def _apply_content(item: Item, content: dict) -> None:
-    item.question = content["question"]
-    item.hint = content["hint"]
-    item.options = list(content["options"])
-    item.answer = content["answer"]
+    item_content.content_apply(item, content)
 
 
 def _claim_version(item: Item, version: int, *, statuses: Iterable[str]) -> None:
@@ -113,7 +90,7 @@ def _claim_version(item: Item, version: int, *, statuses: Iterable[str]) -> None
     )
     if claimed:
         # The caller's object may be older than the row it just locked: work on the row.
-        item.refresh_from_db(fields=["question", "hint", "options", "answer", "version", "status"])
+        item.refresh_from_db(fields=[*item_content.CONTENT_FIELDS, "kind", "version", "status"])
         return
     current = Item.objects.filter(pk=item.pk).values_list("version", "status").first()
     if current is None:
@@ -132,6 +109,12 @@ def _claim_version(item: Item, version: int, *, statuses: Iterable[str]) -> None
         % {"status": ItemStatus(current[1]).label},
         code="wrong_status",
     )
+
+
+def _edit_content(review: Review) -> dict:
+    if not isinstance(review.content, dict):  # review_submit stores one with every edit
+        raise DomainError(_("An edit needs the proposed question, options and answer."))
+    return review.content
 
 
 def _new_revision(item: Item, content: dict, *, reason: str, author, note: str = "") -> int:
@@ -201,6 +184,7 @@ def assignments_create(
         "item_id", "reviewer_id", "slot"
     ):
         existing[item_id].append((reviewer_id, slot))
+    ranks = queue_ranks(benchmark)
     load = dict.fromkeys((u.pk for u in reviewers), 0)
     open_rows = Assignment.objects.filter(reviewer__in=reviewers, completed_at__isnull=True)
     for reviewer_id in open_rows.values_list("reviewer_id", flat=True):
@@ -208,15 +192,28 @@ def assignments_create(
     # A heap of (load, order, reviewer id) picks the least-loaded reviewers in a stable order.
     heap = [(load[u.pk], order, u.pk) for order, u in enumerate(reviewers)]
     heapq.heapify(heap)
-    created, touched, batch = 0, [], []
-    for item_id in items.values_list("id", flat=True).iterator(chunk_size=BATCH):
+    created = 0
+    touched: list[int] = []
+    batch: list[Assignment] = []
+    counts: Counter[tuple[int, bool]] = Counter()
+    rows = items.values_list("id", "clean_twin_id")
+    for item_id, twin_of in rows.iterator(chunk_size=BATCH):
         taken = existing.get(item_id, [])
         picks = _pick(heap, per_item - len(taken), exclude={r for r, _s in taken})
         slots = iter(s for s in range(1, MAX_PER_ITEM + 1) if s not in {s for _r, s in taken})
+        pair = twin_of is not None
         batch.extend(
-            Assignment(item_id=item_id, reviewer_id=r, slot=next(slots), assigned_by=assigned_by)
+            Assignment(
+                item_id=item_id,
+                reviewer_id=r,
+                slot=next(slots),
+                assigned_by=assigned_by,
+                rank=ranks.get(item_id, 0.0),
+                pair=pair,
+            )
             for r in picks
         )
+        counts.update((r, pair) for r in picks)
         if picks:
             touched.append(item_id)
         if len(batch) >= BATCH:
@@ -227,13 +224,32 @@ def assignments_create(
         Item.objects.filter(
             pk__in=touched[start : start + BATCH], status=ItemStatus.PENDING
         ).update(status=ItemStatus.IN_REVIEW)
+    for (reviewer_id, pair), n in counts.items():
+        queue_count_add(reviewer_id, pair, total=n)
+    if created >= ANALYZE_AFTER:
+        transaction.on_commit(lambda: tables_analyze(Assignment, Item))
     return created
+
+
+def queue_count_add(reviewer_id: int, pair: bool, *, total: int = 0, done: int = 0) -> None:
+    """Add to a reviewer's queue counts (assignments given, completed)."""
+    row, _created = QueueCount.objects.get_or_create(reviewer_id=reviewer_id, pair=pair)
+    QueueCount.objects.filter(pk=row.pk).update(total=F("total") + total, done=F("done") + done)
+
+
+def queue_count_done(*, reviewer, item: Item, step: int) -> None:
+    """One more (step 1) or one fewer (-1) completed assignment in the reviewer's queue."""
+    rows = QueueCount.objects.filter(reviewer=reviewer, pair=item.clean_twin_id is not None)
+    if step < 0:
+        rows = rows.filter(done__gte=-step)
+    rows.update(done=F("done") + step)
 
 
 def _pick(heap: list, count: int, *, exclude: set[int]) -> list[int]:
     if count <= 0:
         return []
-    picked, skipped = [], []
+    picked: list[tuple[int, int, int]] = []
+    skipped: list[tuple[int, int, int]] = []
     while heap and len(picked) < count:
         entry = heapq.heappop(heap)
         (skipped if entry[2] in exclude else picked).append(entry)
@@ -262,7 +278,7 @@ def _review_fields(item: Item, verdict: str, content, reason: str) -> tuple[str,
         raise DomainError(_("The verdict must be accept, edit or reject."))
     if verdict == Verdict.EDIT:
         content = content_clean(content, item=item)
-        if content == content_normalise(item.content()):
+        if content == content_normalise(item.content(), item.kind):
             # An "edit" that changes nothing is an accept; calling it an edit would only
             # manufacture a dispute with a reviewer who accepted.
             return Verdict.ACCEPT, None, ""
@@ -302,6 +318,7 @@ def review_submit(
         if Assignment.objects.filter(item=item, reviewer=reviewer).exists():
             raise DomainError(_("You have already reviewed this item."), code="already_reviewed")
         raise DomainError(_("This item is not assigned to you."), code="not_assigned")
+    queue_count_done(reviewer=reviewer, item=item, step=1)
     try:
         with transaction.atomic():
             review = Review.objects.create(
@@ -359,12 +376,12 @@ def _settle(item: Item) -> str:
         status = ItemStatus.AGREED
     elif verdicts == {Verdict.REJECT}:
         status = ItemStatus.REJECTED
-    elif verdicts == {Verdict.EDIT} and len({_key(r.content) for r in reviews}) == 1:
+    elif verdicts == {Verdict.EDIT} and len({_key(r.content, item.kind) for r in reviews}) == 1:
         status = ItemStatus.AGREED
         names = ", ".join(sorted(r.reviewer.get_username() for r in reviews))
         _new_revision(
             item,
-            reviews[0].content,
+            _edit_content(reviews[0]),
             reason=RevisionReason.AGREED_EDIT,
             author=reviews[-1].reviewer,
             note=_("Identical edit proposed by %(names)s") % {"names": names},
@@ -372,13 +389,12 @@ def _settle(item: Item) -> str:
     else:
         status = ItemStatus.DISPUTED
     item.status = status
-    item.save(update_fields=["status", "question", "hint", "options", "answer", "version"])
+    item.save(update_fields=["status", *item_content.CONTENT_FIELDS, "version"])
     return status
 
 
-def _key(content: dict | None) -> str:
-    normal = content_normalise(content or {})
-    return repr((normal["question"], normal["hint"], normal["options"], normal["answer"]))
+def _key(content: dict | None, kind: str) -> str:
+    return repr(sorted(content_normalise(content or {}, kind).items()))
 
 
 # --- adjudication and direct edits ---------------------------------------------------------
@@ -424,32 +440,36 @@ def item_adjudicate(
     _claim_version(item, version, statuses=[ItemStatus.DISPUTED])
     review_a, review_b = _two_reviews(item)
     taken = {"a": review_a, "b": review_b}.get(choice)
+    adopted: dict | None = None
     if choice != AdjudicationChoice.NEW:
         if taken is None:
             raise DomainError(_("There is no review %(c)s to take.") % {"c": choice.upper()})
         reject = taken.verdict == Verdict.REJECT
-        content = taken.content if taken.verdict == Verdict.EDIT else item.content()
+        if not reject:
+            edited = taken.verdict == Verdict.EDIT
+            chosen = _edit_content(taken) if edited else item.content()
+            adopted = content_normalise(chosen, item.kind)
     elif not reject:
-        content = content_clean(content, item=item)
-    if reject:
+        adopted = content_normalise(content_clean(content, item=item), item.kind)
+    if adopted is None:
         item.status = ItemStatus.REJECTED
     else:
         _new_revision(
             item,
-            content_normalise(content),
+            adopted,
             reason=RevisionReason.ADJUDICATED,
             author=adjudicator,
             note=(comment or "").strip(),
         )
         item.status = ItemStatus.ADJUDICATED
-    item.save(update_fields=["status", "question", "hint", "options", "answer", "version"])
+    item.save(update_fields=["status", *item_content.CONTENT_FIELDS, "version"])
     return Adjudication.objects.create(
         item=item,
         adjudicator=adjudicator,
         choice=choice,
         review_a=review_a,
         review_b=review_b,
-        content=None if reject else content_normalise(content),
+        content=adopted,
         rejected=reject,
         comment=(comment or "").strip(),
         item_version=item.version,
@@ -472,5 +492,5 @@ def item_edit(*, item: Item, user, version: int, content: dict, note: str = "") 
     new_version = _new_revision(
         item, content, reason=RevisionReason.EDITED, author=user, note=(note or "").strip()
     )
-    item.save(update_fields=["question", "hint", "options", "answer", "version"])
+    item.save(update_fields=[*item_content.CONTENT_FIELDS, "version"])
     return new_version

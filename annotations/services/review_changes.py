@@ -26,6 +26,7 @@ from annotations.services.review import (
     _pair_fields,
     _review_fields,
     _seconds,
+    queue_count_done,
 )
 
 SNAPSHOT_FIELDS = ("verdict", "content", "reason", "comment", "seconds_spent", *PAIR_FIELDS)
@@ -105,5 +106,9 @@ def review_withdraw(*, item: Item, reviewer, version: int) -> ReviewChange:
     review = _own_open_review(item, reviewer, version)
     change = _keep(review, ReviewChangeAction.WITHDRAWN)
     review.delete()
-    Assignment.objects.filter(item=item, reviewer=reviewer).update(completed_at=None)
+    reopened = Assignment.objects.filter(
+        item=item, reviewer=reviewer, completed_at__isnull=False
+    ).update(completed_at=None)
+    if reopened:
+        queue_count_done(reviewer=reviewer, item=item, step=-1)
     return change

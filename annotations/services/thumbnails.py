@@ -29,7 +29,7 @@ def thumbnail_get_or_create(*, image: Image, size: int) -> Path:
     if path.is_file():
         return path
     with image.file.open("rb") as source:
-        data = make_thumbnail(source, size)
+        data = make_thumbnail(source, size)  # type: ignore[arg-type]  # a binary file
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
     partial.write_bytes(data)

@@ -21,10 +21,13 @@ from typing import Any
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.db.models import FloatField, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotations.models import (
+    Assignment,
     Benchmark,
     Family,
     Image,
@@ -311,6 +314,8 @@ def triage_store(*, benchmark: Benchmark, result: TriageResult) -> TriageSetting
     setting.summary = result.summary
     setting.computed_at = now
     setting.save(update_fields=["summary", "computed_at"])
+    if setting.suspects_first:
+        queue_ranks_refresh(benchmark=benchmark)
     return setting
 
 
@@ -325,9 +330,35 @@ def benchmark_triage(*, benchmark: Benchmark, progress: Progress | None = None) 
 def triage_setting_update(*, benchmark: Benchmark, suspects_first: bool) -> TriageSetting:
     """Switch the "review the suspects first" ordering of the benchmark's queue."""
     setting, _created = TriageSetting.objects.select_for_update().get_or_create(benchmark=benchmark)
+    changed = setting.suspects_first != suspects_first
     setting.suspects_first = suspects_first
     setting.save(update_fields=["suspects_first"])
+    if changed:
+        queue_ranks_refresh(benchmark=benchmark)
     return setting
+
+
+# --- the review queue's order ---------------------------------------------------------------
+
+
+def queue_ranks(benchmark: Benchmark) -> dict[int, float]:
+    """The queue rank of each scored item of the benchmark (item id → minus its suspicion
+    score) while it reviews the suspects first; empty otherwise (every rank is then 0)."""
+    if not TriageSetting.objects.filter(benchmark=benchmark, suspects_first=True).exists():
+        return {}
+    rows = Suspicion.objects.filter(item__benchmark=benchmark).values_list("item_id", "score")
+    return {item_id: -score for item_id, score in rows.iterator(chunk_size=BATCH)}
+
+
+def queue_ranks_refresh(*, benchmark: Benchmark) -> int:
+    """Store the rank of each assignment of the benchmark (`Assignment.rank`) after its
+    suspicions or its suspects-first switch changed: one UPDATE."""
+    rows = Assignment.objects.filter(item__benchmark=benchmark)
+    if not TriageSetting.objects.filter(benchmark=benchmark, suspects_first=True).exists():
+        return rows.exclude(rank=0.0).update(rank=0.0)
+    score = Suspicion.objects.filter(item_id=OuterRef("item_id")).values("score")[:1]
+    minus = Value(0.0) - Subquery(score, output_field=FloatField())
+    return rows.update(rank=Coalesce(minus, Value(0.0)))
 
 
 # --- the background job -------------------------------------------------------------------

@@ -14,7 +14,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 from celery import shared_task
-from django.contrib.auth import get_user_model
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -92,7 +91,7 @@ def _run(job: Job, lease: Lease) -> None:
         return
     size = upload.stat().st_size
     lease_update(lease, total=max(1, size // _PROGRESS_UNIT), done=0, result={})
-    user = get_user_model().objects.filter(pk=job.created_by_id).first()
+    user = job.created_by
     try:
         if params["family"] == Family.GASTRICX:
             cases = _CaseCount(lease)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import template
 from django.utils.formats import number_format
+from django.utils.translation import gettext_lazy as _
 
 from annotations.scoring.accuracy import printed_as_vlmeval
 
@@ -36,3 +37,60 @@ def vlmeval_printed(value: float | None) -> str:
     if isinstance(value, str):  # the row's split
         return value
     return printed_as_vlmeval(float(value))
+
+
+TASK_LABELS = {
+    "vqa": _("Visual question answering"),
+    "classification": _("Disease classification"),
+    "report_generation": _("Report generation"),
+    "localization": _("Lesion localization"),
+    "retrieval": _("Cross-modal retrieval"),
+}
+METRIC_LABELS = {
+    "accuracy": _("Accuracy"),
+    "macro_f1": _("Macro-F1"),
+    "rouge_l": "ROUGE-L",
+    "bleu4": "BLEU-4",
+    "mean_iou": _("Mean IoU"),
+    "ap50": "AP@0.5",
+    "recall_at_1": "R@1",
+    "recall_at_5": "R@5",
+    "recall_at_10": "R@10",
+    "median_rank": _("Median rank"),
+}
+PART_LABELS = {
+    "2d": _("2D (endoscopy image)"),
+    "3d": _("3D (CT volume)"),
+    "2d per slice": _("2D, per CT slice"),
+    "report_to_case": _("Report → case"),
+    "case_to_report": _("Case → report"),
+    "diagnostic": _("Diagnostic report"),
+    "ct": _("CT report"),
+    "endoscopy": _("Endoscopy report"),
+}
+
+
+@register.filter
+def task_label(task: str) -> str:
+    return str(TASK_LABELS.get(task, task))
+
+
+@register.filter
+def metric_label(name: str) -> str:
+    return str(METRIC_LABELS.get(name, name))
+
+
+@register.filter
+def part_label(name: str) -> str:
+    return str(PART_LABELS.get(name, name))
+
+
+@register.filter
+def metric_value(value: float | None, name: str = "") -> str:
+    """A task metric as papers print it: 0.734 -> "0.734"; a median rank as a rank; "—" for an
+    undefined one."""
+    if value is None or value == "":
+        return "—"
+    if name == "median_rank":
+        return number_format(value, 1)
+    return number_format(value, 3)

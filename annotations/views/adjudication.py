@@ -12,23 +12,31 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import push_url
 
 from annotations.access import ADJUDICATOR, ROLES, role_required
-from annotations.models import AdjudicationChoice, Item, Review
+from annotations.models import AdjudicationChoice, Item, ItemKind, Review
 from annotations.models.item import LETTERS
 from annotations.selectors import review as selectors
 from annotations.selectors import visibility
 from annotations.services.errors import ConflictError, DomainError
+from annotations.services.item_content import label_set
 from annotations.services.review import item_adjudicate
-from annotations.views.content import content_diff, posted_content, version_change
+from annotations.views.case_panel import case_panel_context
+from annotations.views.content import (
+    content_diff,
+    kind_draft,
+    posted_content,
+    posted_item_content,
+    version_change,
+)
 
 PAGE = "review/adjudicate.html"
 
 
-def review_card(review: Review | None, original: dict, label: str) -> dict | None:
+def review_card(review: Review | None, original: dict, label: str, kind: str) -> dict | None:
     if review is None:
         return None
     card = {"review": review, "label": label}
     if review.verdict == "edit":
-        card["diff"] = content_diff(original, review.content or {})
+        card["diff"] = content_diff(original, review.content or {}, kind)
     if review.realism is not None or review.severity_judgement:
         # A pair review: what was judged, and in a blinded review whether the degraded side
         # was found (the pair agreement rule compares these, not the verdict alone).
@@ -56,7 +64,7 @@ def _draft(item: Item, post=None) -> dict:
     """The adjudication form's content: the item, or what was posted (kept on a refusal)."""
     if post is None:
         return {"mode": "view", "question": item.question, "options": item.lettered_options,
-                "answer": item.answer, "comment": ""}  # fmt: skip
+                "answer": item.answer, "comment": "", "kind": kind_draft(item)}  # fmt: skip
     content = posted_content(post, question=post.get("question", ""), answer="")
     mode = "reject" if post.get("reject") else ("edit" if post.get("choice") == "new" else "view")
     return {
@@ -65,19 +73,28 @@ def _draft(item: Item, post=None) -> dict:
         "options": list(zip(LETTERS, content["options"], strict=False)) or item.lettered_options,
         "answer": content["answer"] or post.get("answer", ""),
         "comment": post.get("comment", ""),
+        "kind": kind_draft(item, post=post),
     }
 
 
-def _context(page: selectors.AdjudicationPage, **extra) -> dict:
+def _context(page: selectors.AdjudicationPage, request: HttpRequest, **extra) -> dict:
     original = page.item.content()
     extra.setdefault("draft", _draft(page.item))
+    kind = page.item.kind
+    if page.item.case_id is not None:
+        # adjudication_page let only someone who may read the reviews (and the gold) in.
+        extra["case_panel"] = case_panel_context(request, page.item, gold=True, others_visible=True)
+    edits = [r for r in (page.review_a, page.review_b) if r is not None and r.verdict == "edit"]
+    if kind == ItemKind.OPEN and len(edits) == 2:
+        extra["ab_diff"] = content_diff(edits[0].content or {}, edits[1].content or {}, kind)
     return {
         "page": page,
         "item": page.item,
         "cards": [
-            review_card(page.review_a, original, "A"),
-            review_card(page.review_b, original, "B"),
+            review_card(page.review_a, original, "A", page.item.kind),
+            review_card(page.review_b, original, "B", page.item.kind),
         ],
+        "label_choices": label_set(page.item) if page.item.kind == "label" else [],
         **extra,
     }
 
@@ -119,11 +136,11 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
         return _own_review_refusal(request, pk)
     page = selectors.adjudication_page(request.user, pk)
     if request.method == "GET":
-        return _render(request, _context(page))
+        return _render(request, _context(page, request))
     form = AdjudicateForm(request.POST)
     draft = _draft(page.item, request.POST)
     if not form.is_valid():
-        context = _context(page, error=_("Choose A, B or a new version."), draft=draft)
+        context = _context(page, request, error=_("Choose A, B or a new version."), draft=draft)
         return _render(request, context, status=400)
     data = form.cleaned_data
     try:
@@ -132,7 +149,9 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
             adjudicator=request.user,
             choice=data["choice"],
             version=data["version"],
-            content=posted_content(request.POST, question=data["question"], answer=data["answer"]),
+            content=posted_item_content(
+                page.item, request.POST, question=data["question"], answer=data["answer"]
+            ),
             reject=data["reject"],
             comment=data["comment"],
         )
@@ -148,7 +167,7 @@ def _refusal(request, pk: int, error: DomainError, *, draft: dict, seen: int) ->
     if isinstance(error, ConflictError):
         extra.update(conflict=True, change=version_change(page.item, seen))
     status = 409 if isinstance(error, ConflictError) else 400
-    return _render(request, _context(page, **extra), status=status)
+    return _render(request, _context(page, request, **extra), status=status)
 
 
 def _next_dispute(request: HttpRequest) -> HttpResponse:
@@ -159,7 +178,7 @@ def _next_dispute(request: HttpRequest) -> HttpResponse:
     if not request.htmx:
         return redirect(url)
     return _render(
-        request, _context(selectors.adjudication_page(request.user, following.pk)), url=url
+        request, _context(selectors.adjudication_page(request.user, following.pk), request), url=url
     )
 
 

@@ -12,10 +12,10 @@ from django.views.decorators.http import require_GET
 
 from annotations.access import ROLES, role_required
 from annotations.imaging import ct
-from annotations.models import Benchmark, BoxLabel, Case, Family, Volume
+from annotations.models import Benchmark, BoxLabel, BoxState, Case, Family, Volume
 from annotations.selectors import cases as selectors
 from annotations.selectors import visibility
-from annotations.services.boxes import CT_LABELS, box_may_draw, box_may_judge
+from annotations.services.boxes import CT_LABELS, box_may_correct, box_may_draw, box_may_judge
 
 PRESET_NAMES = {
     "soft_tissue": _("Soft tissue"),
@@ -66,6 +66,7 @@ def _box_json(box) -> dict:
 
 
 def _viewer_config(request: HttpRequest, volumes: list[Volume], slices: dict[int, int]) -> dict:
+    corrects = bool(volumes) and box_may_correct(request.user, volume=volumes[0])
     return {
         "csrfToken": get_token(request),
         "presets": [
@@ -73,6 +74,8 @@ def _viewer_config(request: HttpRequest, volumes: list[Volume], slices: dict[int
             for key, (w, level) in ct.WINDOW_PRESETS.items()
         ],
         "labels": {value: str(BoxLabel(value).label) for value in CT_LABELS},
+        "states": {value: str(label) for value, label in BoxState.choices},
+        "username": request.user.get_username(),
         "volumes": [
             {
                 "id": v.pk,
@@ -93,7 +96,20 @@ def _viewer_config(request: HttpRequest, volumes: list[Volume], slices: dict[int
         "boxUrl": reverse("api-box", args=[0]).replace("/0/", "/{id}/"),
         # What the box tool offers this user (the service enforces it again).
         "canDraw": bool(volumes) and box_may_draw(request.user, volume=volumes[0]),
-        "canJudge": bool(volumes) and box_may_judge(request.user, volume=volumes[0]),
+        "canJudge": corrects or (bool(volumes) and box_may_judge(request.user, volume=volumes[0])),
+        "canCorrect": corrects,
+    }
+
+
+def ct_viewer_context(request: HttpRequest, volumes: list[Volume]) -> dict:
+    """What templates/cases/_ct_viewer.html and _box_panel.html need: `volumes` as (volume,
+    initial slice) pairs, `viewer_config` (also for json_script "ct-config") and
+    `default_window`. `volumes` in phase order with their boxes (selectors.cases.case_page)."""
+    slices = _initial_slices(volumes)
+    return {
+        "volumes": [(v, slices[v.pk]) for v in volumes],
+        "viewer_config": _viewer_config(request, volumes, slices),
+        "default_window": ct.WINDOW_PRESETS["soft_tissue"],
     }
 
 
@@ -106,19 +122,16 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         Case.objects.select_related("benchmark", "endoscopy_image").prefetch_related("indicators"),
     )
     page = selectors.case_page(case)
-    slices = _initial_slices(page.volumes)
     context = {
         "case": case,
-        "volumes": [(v, slices[v.pk]) for v in page.volumes],
+        **ct_viewer_context(request, page.volumes),
         "items": page.items,
         "reports": [
             (_("Diagnostic report"), case.reports.get("diagnostic")),
             (_("CT report"), case.reports.get("ct")),
             (_("Endoscopy report"), case.reports.get("endoscopy")),
         ],
-        "viewer_config": _viewer_config(request, page.volumes, slices),
         "image_config": _image_config(request, case),
-        "default_window": ct.WINDOW_PRESETS["soft_tissue"],
     }
     return render(request, "cases/case.html", context)
 

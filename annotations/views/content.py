@@ -1,4 +1,4 @@
-"""The item content an edit form posts: question, options in their order, and the answer."""
+"""The item content an edit form posts (per item kind), drafts kept on a refusal, and diffs."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ import re
 
 from django.http import QueryDict
 
-from annotations.models import Item, ItemRevision
+from annotations.models import Item, ItemKind, ItemRevision
 from annotations.models.item import LETTERS
+from annotations.services.item_content import guess_kind
 from annotations.services.review import content_normalise
+
+BOX_FIELDS = ("x0", "y0", "z0", "x1", "y1", "z1")
 
 WORD = re.compile(r"\s+|[^\s]+")
 
@@ -44,6 +47,35 @@ def posted_content(post: QueryDict, *, question: str, answer: str, hint: str | N
     return content
 
 
+def posted_item_content(item: Item, post: QueryDict, *, question: str, answer: str) -> dict:
+    """The proposed content of an edit form for the item's kind (see `services.item_content`)."""
+    if item.kind == ItemKind.MCQ:
+        return posted_content(post, question=question, answer=answer)
+    if item.kind in (ItemKind.OPEN, ItemKind.RETRIEVAL):
+        return {"reference": post.get("reference", "")}
+    if item.kind == ItemKind.LABEL:
+        return {"answer": post.get("label", "")}
+    return {"voxel": [post.get(name, "").strip() for name in BOX_FIELDS]}
+
+
+def kind_draft(item: Item, *, content: dict | None = None, post: QueryDict | None = None) -> dict:
+    """What a kind's edit form shows: the posted values (a refusal keeps them), a proposed
+    content, or the item as it is."""
+    if post is not None:
+        voxel = [post.get(name, "") for name in BOX_FIELDS]
+        reference, label = post.get("reference", ""), post.get("label", "")
+    else:
+        content = content if content is not None else item.content()
+        target = content.get("target") or {}
+        voxel = list(target.get("voxel") or [""] * 6)
+        reference, label = content.get("reference", ""), content.get("answer", "")
+    return {
+        "reference": reference,
+        "label": label,
+        "voxel": list(zip(BOX_FIELDS, voxel, strict=False)),
+    }
+
+
 def word_diff(old: str, new: str) -> list[tuple[str, str]]:
     """(op, text) segments turning `old` into `new` word by word: op is same, del or ins."""
     a, b = WORD.findall(old or ""), WORD.findall(new or "")
@@ -59,9 +91,12 @@ def word_diff(old: str, new: str) -> list[tuple[str, str]]:
     return segments
 
 
-def content_diff(original: dict, proposed: dict) -> dict:
+def content_diff(original: dict, proposed: dict, kind: str | None = None) -> dict:
     """A proposed content against the original, per field, for highlighting in the page."""
-    old, new = content_normalise(original), content_normalise(proposed)
+    kind = kind or guess_kind(original)
+    old, new = content_normalise(original, kind), content_normalise(proposed, kind)
+    if kind != ItemKind.MCQ:
+        return _kind_diff(kind, old, new)
     rows = []
     for position in range(max(len(old["options"]), len(new["options"]))):
         before = old["options"][position] if position < len(old["options"]) else ""
@@ -75,12 +110,28 @@ def content_diff(original: dict, proposed: dict) -> dict:
             }
         )
     return {
+        "kind": ItemKind.MCQ,
         "question": word_diff(old["question"], new["question"]),
         "question_changed": old["question"] != new["question"],
         "options": rows,
         "answer": new["answer"],
         "answer_changed": old["answer"] != new["answer"],
     }
+
+
+def _kind_diff(kind: str, old: dict, new: dict) -> dict:
+    if kind in (ItemKind.OPEN, ItemKind.RETRIEVAL):
+        return {
+            "kind": ItemKind.OPEN,
+            "reference": word_diff(old["reference"], new["reference"]),
+            "changed": old["reference"] != new["reference"],
+        }
+    if kind == ItemKind.LABEL:
+        before, after = old["answer"], new["answer"]
+    else:
+        before = (old["target"] or {}).get("voxel")
+        after = (new["target"] or {}).get("voxel")
+    return {"kind": kind, "before": before, "after": after, "changed": before != after}
 
 
 def version_change(item: Item, seen: int) -> dict | None:
@@ -91,4 +142,5 @@ def version_change(item: Item, seen: int) -> dict | None:
     original = before.first()
     if original is None:
         return None
-    return {"seen": seen, "now": item.version, "diff": content_diff(original, item.content())}
+    diff = content_diff(original, item.content(), item.kind)
+    return {"seen": seen, "now": item.version, "diff": diff}

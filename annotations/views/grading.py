@@ -12,9 +12,18 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, has_role, role_required
-from annotations.models import Benchmark, GradingSession, Item, Preference, Run, RunStatus
+from annotations.models import (
+    Benchmark,
+    GradingSession,
+    GradingTask,
+    Item,
+    Preference,
+    Run,
+    RunStatus,
+)
 from annotations.selectors import runs as run_selectors
 from annotations.selectors import visibility
+from annotations.selectors.report_grading import report_agreement
 from annotations.services import grading as grading_services
 from annotations.services.errors import DomainError
 
@@ -22,8 +31,14 @@ GRADERS = (REVIEWER, ADJUDICATOR)
 
 
 class SessionCreateForm(forms.Form):
+    task = forms.ChoiceField(choices=GradingTask.choices, required=False, label=_("Grade"))
     run_a = forms.ModelChoiceField(queryset=Run.objects.none(), label=_("Run A"))
-    run_b = forms.ModelChoiceField(queryset=Run.objects.none(), label=_("Run B"))
+    run_b = forms.ModelChoiceField(
+        queryset=Run.objects.none(),
+        label=_("Run B"),
+        required=False,
+        empty_label=_("The reference reports (reports only)"),
+    )
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -35,17 +50,26 @@ class SessionCreateForm(forms.Form):
             )
 
 
+REPORT_CRITERIA_LABELS = {
+    "correct_findings": _("Correct findings"),
+    "omissions": _("Omissions"),
+    "hallucinations": _("Hallucinations"),
+    "overall": _("Overall"),
+}
+
+
 class GradeForm(forms.Form):
     item = forms.IntegerField(widget=forms.HiddenInput)
     shown_at = forms.FloatField(widget=forms.HiddenInput, required=False)
     preference = forms.ChoiceField(choices=Preference.choices)
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, scales: dict[str, tuple[int, ...]], **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.scales = scales
         for side in grading_services.SIDES:
-            for criterion in grading_services.RUBRIC_CRITERIA:
+            for criterion, scores in scales.items():
                 self.fields[f"{side}_{criterion}"] = forms.TypedChoiceField(
-                    choices=[("", "")] + [(s, s) for s in grading_services.RUBRIC_SCORES],
+                    choices=[("", "")] + [(s, s) for s in scores],
                     coerce=int,
                     required=False,
                     empty_value=None,
@@ -55,7 +79,7 @@ class GradeForm(forms.Form):
         return {
             side: {
                 criterion: self.cleaned_data[f"{side}_{criterion}"]
-                for criterion in grading_services.RUBRIC_CRITERIA
+                for criterion in self.scales
                 if self.cleaned_data.get(f"{side}_{criterion}") is not None
             }
             for side in grading_services.SIDES
@@ -92,6 +116,7 @@ def grading_session_create(request: HttpRequest) -> HttpResponse:
             grading_services.grading_session_create(
                 run_a=form.cleaned_data["run_a"],
                 run_b=form.cleaned_data["run_b"],
+                task=form.cleaned_data["task"] or "",
                 created_by=request.user,
             )
         except DomainError as error:
@@ -114,7 +139,7 @@ def grade(request: HttpRequest, pk: int) -> HttpResponse:
     )
     session = visibility.get_grading_session_for_user_or_404(request.user, pk, sessions)
     if request.method == "POST":
-        form = GradeForm(request.POST)
+        form = GradeForm(request.POST, scales=grading_services.rubric_scores(session))
         if form.is_valid():
             item = get_object_or_404(
                 Item, pk=form.cleaned_data["item"], benchmark_id=session.run_a.benchmark_id
@@ -150,18 +175,28 @@ def _grade_page(request: HttpRequest, session: GradingSession) -> HttpResponse:
             session=session, item=item, grader=request.user, predictions=predictions
         )
         options = dict(item.lettered_options)
-        # Only the answers travel to the page: never a run, an endpoint or a prediction id.
+        # Only the answers travel to the page: never a run, an endpoint or a prediction id; and
+        # for a report beside the reference, nothing that tells which of the two is the model's.
         context["answers"] = [
             {
                 "side": side,
                 "key": key,
-                "text": prediction.raw_text,
-                "extracted": prediction.extracted,
-                "extracted_text": options.get(prediction.extracted, ""),
+                "text": prediction.raw_text if prediction else item.reference,
+                "extracted": prediction.extracted if prediction else "",
+                "extracted_text": options.get(prediction.extracted, "") if prediction else "",
             }
             for side, key, prediction in (("left", "A", left), ("right", "B", right))
         ]
         context["criteria"] = grading_services.RUBRIC_CRITERIA
+        context["reports"] = session.task == GradingTask.REPORTS
+        if context["reports"]:
+            context["report_rubric"] = [
+                (name, REPORT_CRITERIA_LABELS[name], scores)
+                for name, scores in grading_services.REPORT_SCORES.items()
+            ]
+            # Two models' reports are read against the reference; a model's report beside the
+            # reference is not (the reference is one of the two sides).
+            context["show_reference"] = bool(session.run_b_id) and not session.gold_hidden
         context["shown_at"] = time.time()
     return render(request, "runs/grade.html", context)
 
@@ -171,10 +206,15 @@ def _grade_page(request: HttpRequest, session: GradingSession) -> HttpResponse:
 def ratings(request: HttpRequest) -> HttpResponse:
     name = request.GET.get("benchmark", "")
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name) if name else None
-    result = run_selectors.grading_ratings(benchmark=benchmark)
+    reports = request.GET.get("task") == GradingTask.REPORTS
+    result = run_selectors.grading_ratings(
+        benchmark=benchmark, task=GradingTask.REPORTS if reports else None
+    )
     context = {
         "result": result,
         "benchmark": benchmark,
         "benchmarks": Benchmark.objects.order_by("name"),
+        "reports": reports,
+        "report_agreement": report_agreement(benchmark=benchmark) if reports else None,
     }
     return render(request, "runs/ratings.html", context)

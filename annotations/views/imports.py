@@ -21,11 +21,11 @@ from annotations.services.import_jobs import (
     StoredUpload,
     file_type_problem,
     import_start,
-    too_large_message,
     upload_discard,
     upload_store,
 )
 from annotations.services.imports import ImportFailed
+from annotations.uploads import too_large_message
 
 FAMILY_CHOICES = [
     ("vlmeval", _("VLMEvalKit multiple-choice TSV")),

@@ -16,8 +16,9 @@ from annotations.models import Item
 from annotations.models.item import LETTERS
 from annotations.selectors import visibility
 from annotations.services.errors import ConflictError, DomainError
+from annotations.services.item_content import label_set
 from annotations.services.review import EDITABLE_STATUSES, item_edit
-from annotations.views.content import posted_content
+from annotations.views.content import kind_draft, posted_content, posted_item_content
 
 PAGE = "annotations/item_edit.html"
 
@@ -63,9 +64,12 @@ def _item(request: HttpRequest, pk: int) -> Item:
 
 
 def _page(request, item: Item, *, draft: dict, version: int, status: int = 200, **extra):
+    # A report, label or box item's form shows what was posted, else the item as saved.
+    draft["kind"] = kind_draft(item, post=request.POST if request.method == "POST" else None)
     context = {
         "item": item,
         "draft": draft,
+        "label_choices": label_set(item) if item.kind == "label" else [],
         "version": version,
         "editable": item.status in EDITABLE_STATUSES,
         **extra,
@@ -101,9 +105,14 @@ def item_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
             error=_("The form could not be saved. %(problems)s") % {"problems": problems},
         )
     data = form.cleaned_data
-    content = posted_content(
-        request.POST, question=data["question"], answer=data["answer"], hint=data["hint"]
-    )
+    if item.kind == "mcq":
+        content = posted_content(
+            request.POST, question=data["question"], answer=data["answer"], hint=data["hint"]
+        )
+    else:
+        content = posted_item_content(
+            item, request.POST, question=data["question"], answer=data["answer"]
+        )
     try:
         version = item_edit(
             item=item,

@@ -18,9 +18,18 @@ from annotations.models.item import LETTERS
 from annotations.selectors import review as selectors
 from annotations.selectors import visibility
 from annotations.services.errors import ConflictError, DomainError, NotAllowedError
+from annotations.services.item_content import label_set
 from annotations.services.review import assignments_create, review_submit
 from annotations.services.review_changes import review_change, review_withdraw
-from annotations.views.content import posted_content, version_change
+from annotations.views.box_tool import item_box_tool
+from annotations.views.case_panel import case_panel_context
+from annotations.views.content import (
+    content_diff,
+    kind_draft,
+    posted_content,
+    posted_item_content,
+    version_change,
+)
 
 PAGE = "review/page.html"
 
@@ -36,12 +45,11 @@ class ReviewForm(forms.Form):
     comment = forms.CharField(required=False)
     seconds_spent = forms.FloatField(required=False, min_value=0)
 
-    def content(self, data) -> dict | None:
+    def content(self, item, data) -> dict | None:
         if self.cleaned_data["verdict"] != "edit":
             return None
-        return posted_content(
-            data, question=self.cleaned_data["question"], answer=self.cleaned_data["answer"]
-        )
+        question, answer = self.cleaned_data["question"], self.cleaned_data["answer"]
+        return posted_item_content(item, data, question=question, answer=answer)
 
 
 def draft_of(*, item, review=None, post=None) -> dict:
@@ -58,6 +66,7 @@ def draft_of(*, item, review=None, post=None) -> dict:
             "answer": content["answer"] or post.get("answer", ""),
             "reason": post.get("reason", ""),
             "comment": post.get("comment", ""),
+            "kind": kind_draft(item, post=post),
         }
     if review is not None:
         content = review.content or item.content()
@@ -69,6 +78,7 @@ def draft_of(*, item, review=None, post=None) -> dict:
             "answer": content.get("answer", ""),
             "reason": review.reason,
             "comment": review.comment,
+            "kind": kind_draft(item, content=content),
         }
     return {
         "mode": "view",
@@ -77,16 +87,27 @@ def draft_of(*, item, review=None, post=None) -> dict:
         "answer": item.answer,
         "reason": "",
         "comment": "",
+        "kind": kind_draft(item),
     }
 
 
-def work_context(page: selectors.ReviewPage, **extra) -> dict:
+def work_context(page: selectors.ReviewPage, request: HttpRequest | None = None, **extra) -> dict:
     changing = extra.pop("changing", False)
+    if request is not None and page.item.case_id is not None:
+        seen = visibility.item_visibility(request.user, page.item)
+        extra["case_panel"] = case_panel_context(
+            request, page.item, gold=seen.gold, others_visible=seen.reviews
+        )
     if "draft" not in extra:
         extra["draft"] = draft_of(item=page.item, review=page.review if changing else None)
+    review = page.review
+    if review is not None and review.verdict == "edit" and page.item.kind != "mcq":
+        # My own proposal, beside the item as it is: a report edit is read as a diff.
+        extra["own_diff"] = content_diff(page.item.content(), review.content or {}, page.item.kind)
     return {
         "page": page,
         "item": page.item,
+        "label_choices": label_set(page.item) if page.item.kind == "label" else [],
         "reasons": RejectReason.choices,
         "progress": page.progress,
         "changing": changing,
@@ -98,6 +119,8 @@ def _render(
     request: HttpRequest, context: dict, *, status: int = 200, url: str = ""
 ) -> HttpResponse:
     template = f"{PAGE}#work" if request.htmx else PAGE
+    if context.get("item") is not None:
+        context["box_tool"] = item_box_tool(context["item"], request.user)
     response = render(request, template, context, status=status)
     if request.htmx and url:
         push_url(response, url)
@@ -117,7 +140,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     if not request.htmx:
         return redirect(url)
     page = selectors.review_page(request.user, assignment.item_id)
-    return _render(request, work_context(page), url=url)
+    return _render(request, work_context(page, request), url=url)
 
 
 @require_http_methods(["GET", "POST"])
@@ -127,7 +150,7 @@ def review_item(request: HttpRequest, pk: int) -> HttpResponse:
     page = selectors.review_page(request.user, pk)
     if request.method == "GET":
         changing = request.GET.get("change") == "1" and page.can_change
-        return _render(request, work_context(page, changing=changing))
+        return _render(request, work_context(page, request, changing=changing))
     form = ReviewForm(request.POST)
     if not form.is_valid():
         return _refused(request, page, _("Choose a verdict."), status=400)
@@ -137,7 +160,7 @@ def review_item(request: HttpRequest, pk: int) -> HttpResponse:
         return _refusal(request, pk, error, seen=form.cleaned_data["version"])
     if request.POST.get("changing") == "1":
         page = selectors.review_page(request.user, pk)
-        return _render(request, work_context(page, notice=_("Your verdict is changed.")))
+        return _render(request, work_context(page, request, notice=_("Your verdict is changed.")))
     return _next_item(request, page)
 
 
@@ -152,7 +175,9 @@ def _next_item(request: HttpRequest, page: selectors.ReviewPage) -> HttpResponse
     if not request.htmx:
         return redirect(url)
     return _render(
-        request, work_context(selectors.review_page(request.user, following.item_id)), url=url
+        request,
+        work_context(selectors.review_page(request.user, following.item_id), request),
+        url=url,
     )
 
 
@@ -161,7 +186,7 @@ def _refused(request, page, message: str, *, status: int, **extra) -> HttpRespon
     # Already decided but still open: the draft waits in the form that changes my verdict.
     changing = page.review is not None and page.can_change
     context = work_context(
-        page, error=message, draft=draft, refused=True, changing=changing, **extra
+        page, request, error=message, draft=draft, refused=True, changing=changing, **extra
     )
     return _render(request, context, status=status)
 
@@ -185,7 +210,7 @@ def _submit(request: HttpRequest, page: selectors.ReviewPage, form: ReviewForm):
         reviewer=request.user,
         verdict=data["verdict"],
         version=data["version"],
-        content=form.content(request.POST),
+        content=form.content(page.item, request.POST),
         reason=data["reason"],
         comment=data["comment"],
         seconds_spent=data["seconds_spent"],
@@ -205,7 +230,7 @@ def review_withdraw_view(request: HttpRequest, pk: int) -> HttpResponse:
     except DomainError as error:
         return _refusal(request, pk, error, seen=int(version) if version.isdigit() else 0)
     page = selectors.review_page(request.user, pk)
-    context = work_context(page, notice=_("Your verdict is withdrawn. Decide again."))
+    context = work_context(page, request, notice=_("Your verdict is withdrawn. Decide again."))
     return _render(request, context, url=reverse("review-item", args=[pk]))
 
 

@@ -32,6 +32,12 @@ from annotations.selectors import visibility
 from annotations.services import runs as run_services
 from annotations.services.errors import DomainError
 
+RETRIEVAL_PROMPT = _(
+    "No prompt: each report's text and its case's images (as data URLs) are sent to the "
+    "endpoint's /v1/embeddings (model: %(model)s); reports and cases are ranked by cosine "
+    "similarity within the run, in both directions."
+)
+
 BASELINE_LABELS = {
     "random": _("Baseline: random option (seeded)"),
     "first": _("Baseline: always the first option"),
@@ -235,9 +241,26 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "vlmeval_table": run_selectors.run_vlmeval_table(run),
         "vlmeval_commit": VLMEVAL_COMMIT,
         "breakdown": _breakdown(run),
+        "task_scores": run_selectors.run_task_scores(run),
+        "task_prompts": _task_prompts(run),
         "filter_chips": [_filter_chip(key, value) for key, value in (run.filters or {}).items()],
     }
     return render(request, "runs/detail.html", context)
+
+
+def _task_prompts(run: Run) -> list[tuple[str, str]]:
+    """The prompt of each task the run's benchmark has, with placeholders (shown on its page)."""
+    from annotations.inference.task_prompts import task_prompt_overview
+
+    tasks = run_selectors.benchmark_tasks(run.benchmark)
+    if tasks == ["vqa"]:
+        return []  # a multiple-choice benchmark: VLMEvalKit's prompt, said in the line above
+    prompts = task_prompt_overview()
+    model = ""
+    if run.endpoint is not None:
+        model = (run.endpoint.params or {}).get("embedding_model") or run.endpoint.model
+    prompts["retrieval"] = str(RETRIEVAL_PROMPT) % {"model": model or "—"}
+    return [(task, prompts[task]) for task in tasks]
 
 
 def _filter_chip(key: str, value) -> tuple[str, str]:
@@ -321,9 +344,17 @@ def run_rescore(request: HttpRequest, pk: int) -> HttpResponse:
 def leaderboard(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     visibility.check_gold_visible(request.user, benchmark.pk)
-    board = run_selectors.leaderboard(
+    tasks = [task for task in run_selectors.benchmark_tasks(benchmark) if task != "vqa"]
+    task = request.GET.get("task", "")
+    context = {"benchmark": benchmark, "tasks": tasks, "task": task}
+    if task in tasks:
+        context["task_board"] = run_selectors.task_leaderboard(
+            benchmark=benchmark, task=task, sort=request.GET.get("sort", "")
+        )
+        return render(request, "runs/leaderboard.html", context)
+    context["board"] = run_selectors.leaderboard(
         benchmark=benchmark,
         field_name=request.GET.get("field", ""),
         sort=request.GET.get("sort", ""),
     )
-    return render(request, "runs/leaderboard.html", {"board": board, "benchmark": benchmark})
+    return render(request, "runs/leaderboard.html", context)

@@ -1,12 +1,16 @@
-// 3D boxes on the CT viewer: draw a rectangle on a slice, set the first and last slice, drag
-// edges, label, save through the API; accept/reject imported boxes; copy to the other phases
-// (the server carries the box through patient coordinates).
+// 3D boxes on the CT viewer: draw a rectangle on a slice, set the first and last slice, move it
+// or drag its edges, label, save through the API; delete (withdraw) one's own proposal, undo;
+// accept/reject (adjudication, curators); copy to the other phases (the server carries the box
+// through patient coordinates). The box list shows every box of every phase, with filters.
+
+import { BoxHistory } from "./box_history.js";
 
 const EDGE_PX = 7; // how close (screen pixels) the pointer must be to grab an edge
 
 // Django's JavaScript catalog (base.html) defines gettext and interpolate before any module runs.
 const { gettext, interpolate } = globalThis;
-const STATE_NAMES = { proposed: gettext("Proposed"), accepted: gettext("Accepted"), rejected: gettext("Rejected") };
+const STATE_NAMES = { proposed: gettext("Proposed"), accepted: gettext("Accepted"), rejected: gettext("Rejected"), withdrawn: gettext("Withdrawn") };
+const SHOWN = (box) => box.state !== "rejected" && box.state !== "withdrawn";
 const SOURCE_NAMES = { drawn: gettext("drawn"), imported: gettext("imported"), copied: gettext("copied") };
 const CONFLICT = () => gettext("Someone else changed this box meanwhile: reload the page to see their version.");
 const stateName = (state) => STATE_NAMES[state] || state;
@@ -41,37 +45,92 @@ export class BoxTool {
     this.draft = null; // {viewport, id, label, voxel: [x0,y0,z0,x1,y1,z1], version, state, source}
     this.drawMode = false;
     this.$ = (selector) => panel.querySelector(selector);
+    this.filters = {};
+    this.history = new BoxHistory({
+      boxUrl: (id) => this.boxUrl(id),
+      csrfToken: config.csrfToken,
+      current: (id) => this.find(id)?.box,
+    });
     viewer.viewports.forEach((viewport) => this.bindStage(viewport));
+    viewer.pointerHandlers.push((viewport, event) => this.pointerDown(viewport, event));
     viewer.onSlice(() => this.renderOverlays());
     this.bindPanel();
     this.bindKeys();
     // Only what this user may do is offered: a reviewer proposes boxes on the cases they review;
     // accepting or rejecting is adjudication's or a curator's (the server checks again).
     for (const id of ["#box-accept", "#box-reject"]) this.$(id).hidden = !config.canJudge;
-    for (const id of ["#box-draw", "#box-copy"]) this.$(id).hidden = !config.canDraw;
+    for (const id of ["#box-draw", "#box-copy", "#box-undo"]) this.$(id).hidden = !config.canDraw;
     this.renderAll();
+  }
+
+  // Whether this user may move, resize, relabel or delete the box (the server decides again):
+  // their own proposal, or anything as a curator's correction.
+  mayEdit(box) {
+    if (!box || box.id === null || box.id === undefined) return true;
+    if (this.config.canCorrect) return box.state !== "withdrawn";
+    return this.config.canDraw && this.isMine(box) && box.state === "proposed";
+  }
+
+  isMine(box) { return box.author === this.config.username && box.source !== "imported"; }
+
+  find(id) {
+    for (const [volumeId, list] of this.boxes) {
+      const box = list.find((b) => b.id === id);
+      if (box) return { volumeId, box };
+    }
+    return null;
   }
 
   // --- pointer ---------------------------------------------------------------------------
 
+  // A press on a slice (left button, the viewer's pan tool): true when the box tool takes it.
+  pointerDown(viewport, event) {
+    const [x, y] = viewport.voxelAt(event);
+    const edges = this.edgesNear(viewport, event);
+    if (edges) {
+      this.drag(viewport, (px, py) => this.moveEdges(edges, px, py));
+      return true;
+    }
+    if (this.drawMode) {
+      this.startDrawing(viewport, x, y);
+      return true;
+    }
+    const draft = this.draft;
+    if (draft && draft.viewport === viewport && this.contains(draft.voxel, viewport.z, x, y)) {
+      if (this.mayEdit(draft)) this.startMove(viewport, x, y);
+      return true;
+    }
+    const hit = this.boxAt(viewport, x, y);
+    if (!hit) return false;
+    this.select(viewport, hit);
+    if (this.mayEdit(hit)) this.startMove(viewport, x, y);
+    return true;
+  }
+
   bindStage(viewport) {
-    viewport.stage.addEventListener("mousedown", (event) => {
-      if (event.button !== 0) return;
-      event.preventDefault();
-      const [x, y] = viewport.voxelAt(event);
-      const edges = this.edgesNear(viewport, event);
-      if (edges) return this.drag(viewport, (px, py) => this.moveEdges(edges, px, py));
-      if (this.drawMode) return this.startDrawing(viewport, x, y);
-      const hit = this.boxAt(viewport, x, y);
-      if (hit) this.select(viewport, hit);
-    });
     viewport.stage.addEventListener("mousemove", (event) => {
       const edges = this.edgesNear(viewport, event);
       const horizontal = edges && (edges.includes(0) || edges.includes(3));
       const vertical = edges && (edges.includes(1) || edges.includes(4));
-      viewport.stage.style.cursor = horizontal && vertical ? "move" : horizontal ? "ew-resize" : vertical ? "ns-resize" : this.drawMode ? "crosshair" : "default";
+      const [x, y] = viewport.voxelAt(event);
+      const overBox = this.viewer.tool === "pan" && !this.drawMode && (this.boxAt(viewport, x, y) || (this.draft?.viewport === viewport && this.contains(this.draft.voxel, viewport.z, x, y)));
+      viewport.stage.style.cursor = horizontal && vertical ? "nwse-resize" : horizontal ? "ew-resize" : vertical ? "ns-resize" : this.drawMode ? "crosshair" : overBox ? "move" : "";
     });
   }
+
+  // Drag the whole draft, keeping its size, inside the slice.
+  startMove(viewport, x, y) {
+    const v = this.draft.voxel;
+    const start = { x, y, v: [...v] };
+    this.drag(viewport, (px, py) => {
+      const dx = Math.min(Math.max(px - start.x, -start.v[0]), viewport.nx - start.v[3]);
+      const dy = Math.min(Math.max(py - start.y, -start.v[1]), viewport.ny - start.v[4]);
+      v[0] = start.v[0] + dx; v[3] = start.v[3] + dx;
+      v[1] = start.v[1] + dy; v[4] = start.v[4] + dy;
+    });
+  }
+
+  contains(v, z, x, y) { return this.inRange(v, z) && v[0] <= x && x < v[3] && v[1] <= y && y < v[4]; }
 
   drag(viewport, onMove) {
     const move = (event) => {
@@ -104,7 +163,7 @@ export class BoxTool {
   // Indices into voxel (0 = x0, 1 = y0, 3 = x1, 4 = y1) of the draft edges under the pointer.
   edgesNear(viewport, event) {
     const draft = this.draft;
-    if (!draft || draft.viewport !== viewport || !this.inRange(draft.voxel, viewport.z)) return null;
+    if (!draft || draft.viewport !== viewport || !this.inRange(draft.voxel, viewport.z) || !this.mayEdit(draft)) return null;
     const rect = viewport.stage.getBoundingClientRect();
     const px = event.clientX - rect.left;
     const py = event.clientY - rect.top;
@@ -136,14 +195,14 @@ export class BoxTool {
   boxAt(viewport, x, y) {
     return (this.boxes.get(viewport.volume.id) || []).find((box) => {
       const v = box.voxel;
-      return box.state !== "rejected" && this.inRange(v, viewport.z) && v[0] <= x && x < v[3] && v[1] <= y && y < v[4];
+      return SHOWN(box) && this.contains(v, viewport.z, x, y);
     });
   }
 
   // --- selection and editing ---------------------------------------------------------------
 
   select(viewport, box) {
-    this.draft = { viewport, id: box.id, label: box.label, voxel: [...box.voxel], version: box.version, state: box.state, source: box.source, mm: box.mm };
+    this.draft = { viewport, id: box.id, label: box.label, voxel: [...box.voxel], version: box.version, state: box.state, source: box.source, mm: box.mm, author: box.author };
     this.setDrawMode(false);
     this.renderAll();
   }
@@ -187,13 +246,51 @@ export class BoxTool {
     if (!draft) return;
     draft.label = this.$("#box-label").value;
     const volume = draft.viewport.volume;
+    const before = draft.id === null ? null : this.find(draft.id)?.box;
     try {
       const saved = draft.id === null
         ? await api(volume.boxesUrl, "POST", { label: draft.label, voxel: draft.voxel }, this.config.csrfToken)
         : await api(this.boxUrl(draft.id), "PATCH", { version: draft.version, label: draft.label, voxel: draft.voxel }, this.config.csrfToken);
+      this.history.record(before ? "update" : "create", before ? { ...before } : saved, saved);
       this.store(volume.id, saved);
       this.select(draft.viewport, saved);
       this.message(gettext("Saved."));
+    } catch (error) {
+      this.message(error.status === 409 ? CONFLICT() : error.message, true);
+    }
+  }
+
+  // Delete = withdraw one's own proposal (a revision the server keeps; undo restores it).
+  async remove() {
+    const draft = this.draft;
+    if (!draft) return;
+    if (draft.id === null) return this.cancel();
+    const before = this.find(draft.id)?.box;
+    if (!before || !this.config.canDraw || !this.isMine(before) || before.state !== "proposed") {
+      this.message(gettext("Only your own proposed box can be deleted; an adjudicator or a curator accepts or rejects the others."), true);
+      return;
+    }
+    try {
+      const saved = await api(`${this.boxUrl(draft.id)}?version=${before.version}`, "DELETE", undefined, this.config.csrfToken);
+      this.history.record("delete", { ...before }, saved);
+      this.store(draft.viewport.volume.id, saved);
+      this.draft = null;
+      this.renderAll();
+      this.message(gettext("Box deleted (withdrawn). Ctrl+Z brings it back."));
+    } catch (error) {
+      this.message(error.status === 409 ? CONFLICT() : error.message, true);
+    }
+  }
+
+  async undo() {
+    if (!this.history.size) return;
+    try {
+      const { box } = await this.history.undo();
+      const found = this.find(box.id);
+      if (found) this.store(found.volumeId, box);
+      const viewport = found && this.viewer.viewports.find((v) => v.volume.id === found.volumeId);
+      if (viewport && SHOWN(box)) this.select(viewport, box); else { this.draft = null; this.renderAll(); }
+      this.message(gettext("Undone."));
     } catch (error) {
       this.message(error.status === 409 ? CONFLICT() : error.message, true);
     }
@@ -264,6 +361,7 @@ export class BoxTool {
     this.renderOverlays();
     this.renderEditor();
     this.renderList();
+    this.$("#box-undo").disabled = !this.history.size;
   }
 
   renderOverlays() {
@@ -272,7 +370,7 @@ export class BoxTool {
       layer.replaceChildren();
       for (const box of this.boxes.get(viewport.volume.id) || []) {
         const editing = this.draft && this.draft.id === box.id;
-        if (!editing && box.state !== "rejected" && this.inRange(box.voxel, viewport.z)) {
+        if (!editing && SHOWN(box) && this.inRange(box.voxel, viewport.z)) {
           layer.append(this.rectangle(viewport, box.voxel, `ct-box label-${box.label} state-${box.state}`, this.config.labels[box.label]));
         }
       }
@@ -315,17 +413,41 @@ export class BoxTool {
     this.$("#box-state").textContent = draft.id === null ? "" : `${stateName(draft.state)} · ${version} · ${source}`;
     const saved = draft.id !== null;
     for (const id of ["#box-accept", "#box-reject", "#box-copy"]) this.$(id).disabled = !saved;
+    const editable = this.mayEdit(draft);
+    this.$("#box-save").disabled = !editable;
+    this.$("#box-delete").hidden = saved && !(this.config.canDraw && this.isMine(draft) && draft.state === "proposed");
+    this.$("#box-label").disabled = !editable;
   }
 
   renderList() {
     const list = this.$("#box-list");
     list.replaceChildren();
+    const f = this.filters;
+    let total = 0;
+    const authors = new Set();
     for (const viewport of this.viewer.viewports) {
       for (const box of this.boxes.get(viewport.volume.id) || []) {
-        list.append(this.listRow(viewport, box));
+        total += 1;
+        authors.add(box.author || "");
+        const keep = (!f.state || box.state === f.state) && (!f.phase || viewport.volume.phase === f.phase)
+          && (!f.label || box.label === f.label) && (f.author === undefined || f.author === "" || (box.author || "—") === f.author);
+        if (keep) list.append(this.listRow(viewport, box));
       }
     }
-    this.$("#box-empty").hidden = list.children.length > 0;
+    this.renderAuthors(authors);
+    this.$("#box-count").textContent = interpolate(gettext("%(shown)s of %(total)s boxes"), { shown: list.children.length, total }, true);
+    this.$("#box-empty").hidden = total > 0;
+  }
+
+  renderAuthors(authors) {
+    const select = this.$('[data-filter="author"]');
+    const names = [...authors].map((a) => a || "—").sort();
+    const have = [...select.options].slice(1).map((o) => o.value);
+    if (have.join("\n") === names.join("\n")) return;
+    const chosen = select.value;
+    select.replaceChildren(select.options[0]);
+    for (const name of names) select.append(new Option(name === "—" ? gettext("(imported)") : name, name));
+    select.value = names.includes(chosen) ? chosen : "";
   }
 
   listRow(viewport, box) {
@@ -337,6 +459,9 @@ export class BoxTool {
     title.type = "button";
     title.className = "link-button";
     title.textContent = `${this.config.labels[box.label] || box.label} · ${viewport.volume.phaseName} · ${sliceRange(box.voxel[2] + 1, box.voxel[5])}`;
+    const by = document.createElement("span");
+    by.className = "muted small";
+    by.textContent = box.author || gettext("imported");
     title.addEventListener("click", () => this.jumpTo(viewport.volume.id, box.id));
     const state = document.createElement("span");
     state.className = `chip box-state-${box.state}`;
@@ -344,7 +469,7 @@ export class BoxTool {
     const mm = document.createElement("div");
     mm.className = "muted small mm";
     mm.textContent = box.mm ? `${fmt(box.mm[0])} → ${fmt(box.mm[1])} mm` : "";
-    row.append(title, state, mm);
+    row.append(title, state, by, mm);
     return row;
   }
 
@@ -364,9 +489,47 @@ export class BoxTool {
     this.$("#box-accept").addEventListener("click", () => this.review("accepted"));
     this.$("#box-reject").addEventListener("click", () => this.review("rejected"));
     this.$("#box-copy").addEventListener("click", () => this.copyToOtherPhases());
+    this.$("#box-delete").addEventListener("click", () => this.remove());
+    this.$("#box-undo").addEventListener("click", () => this.undo());
+    this.panel.querySelectorAll("[data-filter]").forEach((select) => select.addEventListener("change", () => {
+      this.filters[select.dataset.filter] = select.value;
+      this.renderList();
+    }));
+  }
+
+  // Shift+arrows move the selected box by one voxel, Shift+Alt+arrows resize it (keyboard only).
+  nudge(key, resize) {
+    const draft = this.draft;
+    if (!draft || !this.mayEdit(draft)) return false;
+    const [dx, dy] = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[key];
+    const v = draft.voxel;
+    const { nx, ny } = draft.viewport;
+    if (resize) {
+      v[3] = Math.min(Math.max(v[3] + dx, v[0] + 1), nx);
+      v[4] = Math.min(Math.max(v[4] + dy, v[1] + 1), ny);
+    } else {
+      const mx = Math.min(Math.max(dx, -v[0]), nx - v[3]);
+      const my = Math.min(Math.max(dy, -v[1]), ny - v[4]);
+      v[0] += mx; v[3] += mx; v[1] += my; v[4] += my;
+    }
+    this.renderOverlays();
+    this.renderEditor();
+    return true;
   }
 
   bindKeys() {
+    // Capture phase: these keys must reach the box tool before the viewer's arrow keys.
+    window.addEventListener("keydown", (event) => {
+      if (event.target.matches?.("input:not([type=range]), select, textarea")) return;
+      const arrow = event.key.startsWith("Arrow");
+      if (arrow && event.shiftKey && this.nudge(event.key, event.altKey)) {
+        event.preventDefault();
+        event.stopPropagation();
+      } else if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "z" && this.config.canDraw) {
+        event.preventDefault();
+        this.undo();
+      }
+    }, true);
     document.addEventListener("keydown", (event) => {
       if (event.target.matches?.("input:not([type=range]), select, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
       const actions = {
@@ -376,6 +539,8 @@ export class BoxTool {
         a: () => this.review("accepted"),
         Enter: () => this.save(),
         Escape: () => { this.cancel(); this.setDrawMode(false); },
+        Delete: () => this.remove(),
+        Backspace: () => this.remove(),
       };
       const action = actions[event.key.length === 1 ? event.key.toLowerCase() : event.key];
       if (action) { event.preventDefault(); action(); }

@@ -1,4 +1,4 @@
-// Keyboard-first side-by-side grading: a/b/t/w choose, arrows move the rubric row, 0-2 score it,
+// Keyboard-first side-by-side grading: a/b/t/w choose, arrows move the rubric row, 0-5 score it,
 // Enter saves. The form works without this module; it only adds the keys and the row cursor.
 
 const form = document.getElementById("grade-form");
@@ -37,7 +37,7 @@ if (form) {
     const key = event.key.toLowerCase();
     if (key in preferenceKeys) {
       choosePreference(preferenceKeys[key]);
-    } else if (["0", "1", "2"].includes(key)) {
+    } else if (["0", "1", "2", "3", "4", "5"].includes(key) && rows[cursor]?.querySelector(`input[value="${key}"]`)) {
       scoreRow(key);
     } else if (key === "arrowdown" || key === "j") {
       cursor = Math.min(cursor + 1, rows.length - 1);

@@ -120,10 +120,10 @@ export class ImageBoxes {
       this.layer.append(div);
     };
     for (const box of this.boxes) {
-      if (box.state !== "rejected") add(box.box, `ct-box label-${box.label}`, this.config.labels[box.label] || box.label);
+      if (box.state !== "rejected" && box.state !== "withdrawn") add(box.box, `ct-box label-${box.label}`, this.config.labels[box.label] || box.label);
     }
     if (this.draft) add(this.draft, "ct-box draft", "");
     this.$("#endo-save").disabled = !this.draft;
-    this.$("#endo-count").textContent = String(this.boxes.filter((b) => b.state !== "rejected").length);
+    this.$("#endo-count").textContent = String(this.boxes.filter((b) => b.state !== "rejected" && b.state !== "withdrawn").length);
   }
 }

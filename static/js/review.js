@@ -128,9 +128,14 @@ function isTyping(el) {
   return el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(el.type);
 }
 
+// With a case panel on the page, digits pick CT window presets and A/B/F/L drive the box tool
+// (ct_viewer.js, box_tool.js): verdicts are then given with the buttons, never by a stray key.
+const caseKeys = () => document.querySelector("[data-case-panel]") !== null;
+
 function reviewKeys(form, event) {
   const mode = form.dataset.mode;
   const key = event.key;
+  if (mode === "view" && caseKeys()) return false;
   if (mode === "view") {
     if (key === "1") return submitWith(form, "verdict", "accept"), true;
     if (key === "2") return setMode(form, "edit"), true;
@@ -140,7 +145,7 @@ function reviewKeys(form, event) {
   if (mode === "reject") {
     const reasons = form.querySelectorAll("input[name=reason]");
     const n = Number.parseInt(key, 10);
-    if (n >= 1 && n <= reasons.length) return (reasons[n - 1].checked = true), true;
+    if (n >= 1 && n <= reasons.length && !caseKeys()) return (reasons[n - 1].checked = true), true;
     if (key === "Enter" && form.querySelector("input[name=reason]:checked")) {
       return submitWith(form, "verdict", "reject"), true;
     }
@@ -154,6 +159,7 @@ function reviewKeys(form, event) {
 function adjudicateKeys(form, event) {
   const key = event.key.toLowerCase();
   const mode = form.dataset.mode;
+  if (mode === "view" && caseKeys()) return false;
   if (mode === "view") {
     const take = form.querySelector(`[data-choice="${key}"]`);
     if ((key === "a" || key === "b") && take) return take.click(), true;
@@ -232,7 +238,9 @@ document.documentElement.dataset.reviewKeys = "ready";
 
 function apply(pane) {
   const z = pane._zoom;
-  pane.querySelector("img").style.transform = `translate(${z.x}px, ${z.y}px) scale(${z.s})`;
+  // The image and its box layer move together (static/js/image_box_tool.js).
+  const content = pane.querySelector(".zoom-content") || pane.querySelector("img");
+  content.style.transform = `translate(${z.x}px, ${z.y}px) scale(${z.s})`;
 }
 
 function zoomAt(pane, factor, px, py) {
@@ -270,6 +278,8 @@ function initPane(pane) {
     { passive: false },
   );
   pane.addEventListener("pointerdown", (e) => {
+    // The box tool takes presses on a box, its handles, and any press while drawing.
+    if (e.button !== 0 || e.target.closest("[data-box-ui]") || pane.dataset.drawing === "true") return;
     drag = { x: e.clientX, y: e.clientY, ox: pane._zoom.x, oy: pane._zoom.y };
     pane.setPointerCapture(e.pointerId);
     pane.classList.add("dragging");
@@ -286,7 +296,8 @@ function initPane(pane) {
   };
   pane.addEventListener("pointerup", stop);
   pane.addEventListener("pointercancel", stop);
-  pane.addEventListener("dblclick", () => {
+  pane.addEventListener("dblclick", (e) => {
+    if (e.target.closest("[data-box-ui]")) return;
     Object.assign(pane._zoom, { s: 1, x: 0, y: 0 });
     apply(pane);
   });

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from annotations.demo.endobench import write_endobench_tsv
 from annotations.models import Benchmark, Item, ItemKind, ItemStatus
 from annotations.services.imports import benchmark_import
 from annotations.services.review import assignments_create
 from annotations.tasks import imports as import_tasks
+from demo.endobench import write_endobench_tsv
 from tests.browser.conftest import nav, screenshot
 from tests.core.test_import import ENDO_HEADER, endo_row
 from tests.factories import make_benchmark, make_personas, make_user

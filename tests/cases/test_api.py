@@ -82,7 +82,8 @@ def test_a_case_gives_its_stage_indicators_volumes_and_questions(
     assert [i["name"] for i in data["indicators"] if i["out_of_range"]] == ["CEA"]
     written = {i["name"]: (i["value"], i["value_text"]) for i in data["indicators"]}
     assert written["CA19-9"] == (None, "<0.6") and written["CEA"] == (12.4, "")
-    assert [i["status"] for i in data["items"]] == ["in_review", "in_review"]  # assigned
+    # Assigned: 2 questions, 3 reports, 4 TNM labels, 1 tumor box, 3 retrieval pairs.
+    assert [i["status"] for i in data["items"]] == ["in_review"] * 13
     assert api.get(reverse("api-case", args=[small_case.pk + 999])).status_code == 404
 
 

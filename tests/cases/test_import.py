@@ -66,7 +66,7 @@ def test_it_imports_a_case_with_every_part(imported, people):
     # A value that is not one number is kept as the lab wrote it, never dropped.
     assert (indicators["CA19-9"].value, indicators["CA19-9"].value_text) == (None, "<0.6")
     assert not indicators["CA19-9"].out_of_range
-    items = list(Item.objects.filter(case=case).order_by("source_index"))
+    items = list(Item.objects.filter(case=case, kind="mcq").order_by("source_index"))
     assert [i.source_index for i in items] == [1, 2]
     assert (items[0].answer, items[0].task, items[0].options[1]) == (
         "B",
@@ -198,7 +198,7 @@ def test_the_management_command_imports_a_root_folder(tmp_path, people, capsys):
     call_command(
         "import_benchmark", str(tmp_path / "cases"), family="gastricx", name="cmd", verbosity=0
     )
-    assert "imported 2 items" in capsys.readouterr().out
+    assert "imported 13 items" in capsys.readouterr().out  # every task's items
     assert Benchmark.objects.get(name="cmd").cases.get().case_id == "GX-CMD"
 
 
@@ -246,6 +246,18 @@ def _box_outside(case: Path) -> None:
     (case / "case.json").write_text(json.dumps(document))
 
 
+def _missing_report(case: Path) -> None:
+    document = json.loads((case / "case.json").read_text())
+    del document["reports"]["ct"]
+    (case / "case.json").write_text(json.dumps(document))
+
+
+def _tnm_outside_label_set(case: Path) -> None:
+    document = json.loads((case / "case.json").read_text())
+    document["tnm"] = "T3N1M2"
+    (case / "case.json").write_text(json.dumps(document))
+
+
 BAD_INPUTS = {
     # Cut inside the pixel data: caught by the header check or when SimpleITK reads the pixels.
     "truncated_dicom": (_truncate, r"ct/arterial.*(truncated|cannot read DICOM pixel data)"),
@@ -254,6 +266,8 @@ BAD_INPUTS = {
     "inconsistent_spacing": (_gap, "ct/delayed.*inconsistent slice spacing"),
     "missing_fields": (_missing_fields, "lacks field 'vqa'"),
     "box_outside_volume": (_box_outside, r"boxes\[0\].*outside the venous volume"),
+    "missing_report": (_missing_report, r"reports\.ct.*lacks 'ct'"),
+    "tnm_outside_label_set": (_tnm_outside_label_set, r"'tnm'.*M2 is not in the label set"),
 }
 
 

@@ -222,7 +222,7 @@ class RetryTests(TestCase):
             self._retry("release", release.pk)
         delay.assert_called_once_with(release.pk)
         release.refresh_from_db()
-        self.assertEqual((release.status, release.error), ("building", ""))
+        self.assertEqual((release.status, release.error), ("queued", ""))
 
     def test_work_that_did_not_fail_or_has_no_retry_is_not_retried_here(self):
         running = Job.objects.create(kind="degrade", benchmark=self.benchmark, status="running")

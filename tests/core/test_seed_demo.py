@@ -38,6 +38,18 @@ def test_seed_demo_creates_all_three_families_and_one_user_per_role_once(capsys)
     assert Case.objects.filter(benchmark__name="gastricx-demo").count() == 2
     phases = set(Volume.objects.values_list("phase", flat=True))
     assert phases == {"non_contrast", "arterial", "venous", "delayed"}
+    # Every Gastric-X task can be tried: each case carries items of the five kinds.
+    for case in Case.objects.filter(benchmark__name="gastricx-demo"):
+        kinds = list(case.items.values_list("kind", flat=True))
+        assert {kind: kinds.count(kind) for kind in set(kinds) - {"mcq"}} == {
+            "open": 3,  # diagnostic, CT and endoscopy reports
+            "label": 4,  # TNM, T, N, M
+            "box": 4,  # the tumor on each of the four phases
+            "retrieval": 3,
+        }
+        assert "mcq" in kinds
+    label_sets = Benchmark.objects.get(name="gastricx-demo").label_sets
+    assert set(label_sets) == {"tnm", "t", "n", "m"}
 
     for username, role in [
         ("curator", "curator"),
@@ -69,6 +81,9 @@ def test_the_demo_adjudicator_has_disputes_of_others_to_settle_right_after_seedi
     for item in mine:  # each dispute is between the two demo reviewers
         reviewers = set(item.reviews.values_list("reviewer__username", flat=True))
         assert reviewers == {"reviewer", "reviewer2"}
+    # Among them a Gastric-X report edited two ways and a corrected T stage.
+    gastric = disputes.filter(benchmark__name="gastricx-demo")
+    assert sorted(gastric.values_list("kind", flat=True)) == ["label", "open"]
 
 
 def test_seed_demo_refuses_to_run_outside_development(settings):

@@ -13,6 +13,7 @@ from annotations.formats.gastricx import (
     all_problems,
     read_gastricx_root,
     read_gastricx_zip,
+    tnm_label_sets,
     validate_case_volumes,
 )
 from annotations.imaging.synthct import write_synthetic_series
@@ -150,7 +151,20 @@ def test_it_reports_missing_fields(tmp_path):
             "name is longer than 100",
         ),
         ({"case_id": ""}, "case_id", "non-empty"),
-        ({"reports": {"pathology": "x"}}, "reports", "unknown report"),
+        (
+            {"reports": {"diagnostic": "a", "ct": None, "endoscopy": None, "pathology": "x"}},
+            "reports",
+            "unknown report",
+        ),
+        ({"reports": {"diagnostic": "a", "ct": None}}, "reports.endoscopy", "lacks 'endoscopy'"),
+        (
+            {"reports": {"diagnostic": "  ", "ct": None, "endoscopy": None}},
+            "reports.diagnostic",
+            "must hold text",
+        ),  # fmt: skip
+        ({"tnm": "T5N1M0"}, "tnm", "T5 is not in the label set"),
+        ({"tnm": "T3N1M7"}, "tnm", "M7 is not in the label set"),
+        ({"tnm": "stage III"}, "tnm", "is not T…N…M…"),
     ],
 )
 def test_it_reports_bad_case_json_content(tmp_path, change, column, message):
@@ -271,3 +285,34 @@ def test_it_refuses_too_many_entries_and_non_zip_files(tmp_path):
     (tmp_path / "fake.zip").write_bytes(b"not a zip")
     with pytest.raises(FormatError, match="not a readable zip"):
         read_gastricx_zip(tmp_path / "fake.zip", tmp_path / "out2")
+
+
+def test_it_splits_the_tnm_code_into_labels_of_the_fixed_sets(tmp_path):
+    make_case(tmp_path, "GX001", case_json(tnm="t4a N3b m0"))
+    [case] = list(read_gastricx_root(tmp_path))
+    assert case.problems == []
+    assert case.tnm == "t4a N3b m0"  # as given, for the case page and round trips
+    assert case.tnm_labels.by_field() == {"tnm": "T4aN3bM0", "t": "T4a", "n": "N3b", "m": "M0"}
+
+
+def test_a_case_without_tnm_has_no_labels(tmp_path):
+    make_case(tmp_path, "GX001", case_json(tnm=None))
+    [case] = list(read_gastricx_root(tmp_path))
+    assert case.problems == [] and case.tnm_labels is None
+
+
+def test_the_label_sets_order_the_codes_by_t_then_n_then_m():
+    sets = tnm_label_sets(["T4aN1M0", "T3N2M0", "T3N1M0", "T3N1M0", "TisN0M0"])
+    assert sets["tnm"] == ["TisN0M0", "T3N1M0", "T3N2M0", "T4aN1M0"]
+    assert sets["t"][:3] == ["TX", "T0", "Tis"] and sets["m"] == ["M0", "M1"]
+    assert "N3b" in sets["n"]
+
+
+def test_it_keeps_unknown_keys_of_the_case_and_of_its_questions(tmp_path):
+    vqa = [{"question": "Q?", "options": ["a", "b"], "answer": "B", "task": "t", "qid": "q-7"}]
+    document = case_json(vqa=vqa, hospital_site="B", follow_up={"months": 14, "alive": True})
+    make_case(tmp_path, "GX001", document)
+    [case] = list(read_gastricx_root(tmp_path))
+    assert case.problems == []
+    assert case.extra == {"hospital_site": "B", "follow_up": {"months": 14, "alive": True}}
+    assert case.vqa[0].extra == {"qid": "q-7"}

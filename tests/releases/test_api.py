@@ -69,7 +69,7 @@ def test_a_curator_creates_a_release_that_a_worker_builds(api, people, benchmark
 
     assert response.status_code == 201, response.content
     release = Release.objects.get(name="EndoDev")
-    assert response.json()["id"] == release.pk and release.status == ReleaseStatus.BUILDING
+    assert response.json()["id"] == release.pk and release.status == ReleaseStatus.QUEUED
     assert release.filters == {"split": ["dev"]} and release.item_count == 2
 
 

@@ -38,7 +38,7 @@ def test_the_task_builds_and_publishes_the_release_with_its_item_revisions(
     benchmark, people, settings
 ):
     release = new_release(benchmark, people)
-    assert release.status == ReleaseStatus.BUILDING and release.item_count == 4
+    assert release.status == ReleaseStatus.QUEUED and release.item_count == 4
 
     release_build_task(release.pk)
 
@@ -93,7 +93,7 @@ def test_a_failed_build_is_marked_failed_leaves_nothing_and_a_retry_publishes(
     stored.write_bytes(kept)
     with django_capture_on_commit_callbacks() as callbacks:
         release_retry(release=release)
-    assert release.status == ReleaseStatus.BUILDING and len(callbacks) == 1
+    assert release.status == ReleaseStatus.QUEUED and len(callbacks) == 1
     release_build_task(release.pk)
     release.refresh_from_db()
     assert release.status == ReleaseStatus.PUBLISHED

@@ -10,9 +10,9 @@ from django.db import DataError, IntegrityError, transaction
 from PIL import Image as PILImage
 
 from annotations.models import Item
+from annotations.selectors.release_rows import shared_image_ids
 from annotations.services.errors import DomainError
 from annotations.services.releases import ExportOptions, release_export
-from annotations.services.releases.rows import shared_image_ids
 from annotations.services.releases.selection import release_items
 from tests.factories import make_personas
 from tests.releases.helpers import (
@@ -316,37 +316,3 @@ def test_only_images_several_items_show_are_remembered_for_reuse(benchmark):
     assert shared_image_ids(curated) == {frame}
     # Item 3's two images are shown by item 3 only; a list cell is remembered by its tuple.
     assert shared_image_ids(curated.filter(source_index__gte=3)) == set()
-
-
-def test_an_export_keeps_the_process_objects_out_of_the_collector_then_gives_them_back(
-    benchmark, tmp_path, monkeypatch
-):
-    import gc
-
-    from annotations.services.releases import export as export_module
-
-    during = []
-    real_run = export_module._Export.run
-
-    def run(self, *args):
-        during.append(gc.get_freeze_count())
-        thresholds.append(gc.get_threshold())
-        return real_run(self, *args)
-
-    thresholds = []
-    monkeypatch.setattr(export_module._Export, "run", run)
-    assert gc.get_freeze_count() == 0
-    before = gc.get_threshold()
-    export(benchmark, tmp_path / "r")
-    assert during[0] > 10_000 and gc.get_freeze_count() == 0
-    # Young objects are collected less often meanwhile; the process's settings come back.
-    assert thresholds[0][0] >= export_module.YOUNG_THRESHOLD > before[0]
-    assert thresholds[0][1:] == before[1:] and gc.get_threshold() == before
-
-    gc.freeze()  # as a pre-forking server does: its frozen objects stay frozen
-    try:
-        export(benchmark, tmp_path / "again")
-        # Not unfrozen (that would leave none); frozen objects can still be freed meanwhile.
-        assert during[1] > 10_000 and gc.get_freeze_count() > 10_000
-    finally:
-        gc.unfreeze()

@@ -15,9 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ITEMS = 3000
-# This item's image file becomes a FIFO: whichever process reads it (the exporter, or the digest
-# worker writing that image cell) waits on it mid-way. If it is the worker, the exporter goes on
-# alone, and 1,800 rows are far more than it writes before the kill.
+# This item's image file becomes a FIFO: the exporter, reading it for that row, waits on it
+# mid-way with 1,200 rows written (and hashed), and is killed there.
 BLOCKED_AT = 1200
 
 

@@ -81,7 +81,7 @@ def test_a_curator_starts_a_release_from_the_form(client, people, benchmark, que
 
     release = Release.objects.get(name="EndoTest")
     assert response.status_code == 302 and response.url == reverse("release", args=[release.pk])
-    assert release.status == ReleaseStatus.BUILDING and release.created_by == people["curator"]
+    assert release.status == ReleaseStatus.QUEUED and release.created_by == people["curator"]
     assert release.filters == {"split": ["test"]} and release.item_count == 2
 
 
@@ -134,7 +134,7 @@ def test_a_failed_release_can_be_retried_from_its_page(client, people, benchmark
 
     assert response.status_code == 302
     release.refresh_from_db()
-    assert release.status == ReleaseStatus.BUILDING and release.error == ""
+    assert release.status == ReleaseStatus.QUEUED and release.error == ""
 
 
 def test_the_diff_lists_added_removed_and_changed_items_with_their_fields(
@@ -161,3 +161,33 @@ def test_the_diff_lists_added_removed_and_changed_items_with_their_fields(
     ]
     assert "Which organ is it?" in response.content.decode()
     assert client.get(reverse("release-diff", args=[newer.pk])).status_code == 404
+
+
+def test_the_release_page_lists_formula_looking_cells_kept_verbatim_in_the_tsv(
+    client, people, benchmark
+):
+    item = Item.objects.get(benchmark=benchmark, source_index=2)
+    edit(item, question='=HYPERLINK("http://x")', options=["-1", "+2 mg", "@cmd", "Ulcer"])
+    release = release_create(benchmark=benchmark, name="EndoRelease", version="3.0")
+    release = release_build(release=release)
+
+    assert release.warnings["formula_cells"] == {
+        "total": 3,
+        "cells": [
+            [2, "question", '=HYPERLINK("http://x")'],
+            [2, "B", "+2 mg"],
+            [2, "C", "@cmd"],
+        ],
+    }  # "-1" is a number: harmless, not listed
+    tsv = (Path(release.path) / "EndoRelease.tsv").read_text(encoding="utf-8")
+    assert '"=HYPERLINK(""http://x"")"' in tsv and '"+2 mg"' in tsv  # verbatim, not escaped
+    page = as_user(client, people["curator"]).get(reverse("release", args=[release.pk]))
+    html = page.content.decode()
+    assert "open the file in a spreadsheet only as text" in html
+    assert "=HYPERLINK(&quot;http://x&quot;)" in html and "@cmd" in html
+
+
+def test_a_release_without_formula_looking_cells_shows_no_warning(client, people, published):
+    assert published.warnings == {}
+    page = as_user(client, people["curator"]).get(reverse("release", args=[published.pk]))
+    assert b"rel-formulas" not in page.content

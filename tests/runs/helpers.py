@@ -59,3 +59,21 @@ def make_done_run(benchmark, items, *, label: str, answers: dict[int, str], user
         readings = run_services.prediction_readings(item=item, family=benchmark.family, text=text)
         Prediction.objects.create(run=run, item=item, raw_text=text, **readings)
     return run_services.run_finish(run_id=run.pk)
+
+
+def make_report_run(benchmark, items, *, label: str, texts: list[str]) -> Run:
+    """A finished model run whose reply per item is given (generated reports, for grading)."""
+    endpoint = run_services.endpoint_ensure_openai(
+        name=f"endpoint-of-{label}", base_url="http://127.0.0.1:9/v1", model=f"model-{label}"
+    )
+    run = Run.objects.create(
+        benchmark=benchmark,
+        endpoint=endpoint,
+        kind="model",
+        label=label,
+        status=RunStatus.RUNNING,
+        total=len(items),
+    )
+    for item, text in zip(items, texts, strict=False):
+        Prediction.objects.create(run=run, item=item, raw_text=text, hit=None)
+    return run_services.run_finish(run_id=run.pk)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.test import TestCase
 
-from annotations.models import Assignment, Item, ItemStatus, Suspicion, TriageSetting
+from annotations.models import Assignment, Item, ItemStatus, Suspicion
 from annotations.selectors.review import queue_next
 from annotations.selectors.triage import order_queue_by_suspicion
+from annotations.services.triage import triage_setting_update
 from tests.factories import make_benchmark, make_item, make_personas
 
 
@@ -33,12 +34,12 @@ class SuspectsFirstQueueTests(TestCase):
         self.assertEqual(self.queue(), [item.pk for item in self.items])
 
     def test_with_the_switch_the_most_suspect_come_first_and_unscored_last(self):
-        TriageSetting.objects.create(benchmark=self.benchmark, suspects_first=True)
+        triage_setting_update(benchmark=self.benchmark, suspects_first=True)
         a, b, c, d = (item.pk for item in self.items)
         self.assertEqual(self.queue(), [b, d, a, c])
 
     def test_the_next_item_follows_the_suspect_order_and_wraps_round(self):
-        TriageSetting.objects.create(benchmark=self.benchmark, suspects_first=True)
+        triage_setting_update(benchmark=self.benchmark, suspects_first=True)
         reviewer = self.people["reviewer"]
         first = queue_next(reviewer)
         self.assertEqual(first.item_id, self.items[1].pk)
@@ -48,6 +49,6 @@ class SuspectsFirstQueueTests(TestCase):
         self.assertEqual(queue_next(reviewer, after=last.pk).pk, first.pk)
 
     def test_the_order_is_one_query_whatever_the_queue_length(self):
-        TriageSetting.objects.create(benchmark=self.benchmark, suspects_first=True)
+        triage_setting_update(benchmark=self.benchmark, suspects_first=True)
         with self.assertNumQueries(1):
             self.queue()

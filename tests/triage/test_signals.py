@@ -83,6 +83,23 @@ def test_a_sound_item_is_not_broken():
     assert broken_item(facts(gt=" polyp ")) == []
 
 
+def test_numeric_texts_compare_as_numbers():
+    numbers = ("0.70", "0.5", "1.0 cm", "[0.41, 0.57, 0.70, 0.86]")
+    assert broken_item(facts(options=numbers, gt="0.7")) == []
+    assert broken_item(facts(options=numbers, answer="C", gt="1 cm")) == []
+    assert broken_item(facts(options=numbers, answer="D", gt="[0.410, 0.57, 0.7, 0.86]")) == []
+    # The same number written twice is one option offered twice.
+    reason = broken_item(facts(options=("0.7", "0.5", "0.70")))[0]
+    assert reason.code == "duplicate_options" and reason.evidence["letters"] == [["A", "C"]]
+
+
+def test_numbers_inside_names_and_different_numbers_stay_different():
+    assert codes(facts(options=("0.7", "0.07", "7"), gt="0.70")) == set()
+    assert codes(facts(options=("T1", "T10", "T01"), gt="T1")) == set()
+    mismatch = broken_item(facts(options=("0.7", "0.8"), gt="0.71"))[0]
+    assert mismatch.code == "gt_mismatch" and mismatch.evidence["matches"] == []
+
+
 # --- model consensus ------------------------------------------------------------------------
 
 

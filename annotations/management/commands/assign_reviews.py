@@ -9,6 +9,8 @@ from annotations.services.review import assignments_create, reviewers_by_usernam
 
 class Command(BaseCommand):
     help = "Assign a benchmark's pending items for double review, balanced across reviewers."
+    # Long data work: checks run in `make test` and at deploy, not at every start.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="benchmark name")

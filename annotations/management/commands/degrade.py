@@ -18,6 +18,8 @@ class Command(BaseCommand):
         "Create degraded twins of every clean item of a benchmark (each kind that fits the item's "
         "modality, each severity); re-running with the same arguments creates nothing new."
     )
+    # Long data work: checks run in `make test` and at deploy, not at every start.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="benchmark name")

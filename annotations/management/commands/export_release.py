@@ -23,6 +23,8 @@ class Command(BaseCommand):
         "layout, JSON with provenance, COCO, manifest) in --out or RELEASES_ROOT/NAME/VERSION; "
         "running it again after a failure or a kill retries the same release."
     )
+    # Long data work: checks run in `make test` and at deploy, not at every start.
+    requires_system_checks: list[str] = []
 
     def create_parser(self, prog_name, subcommand, **kwargs):
         # `--version V` names the release version (as the issue asks); Django's own --version,

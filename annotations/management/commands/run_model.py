@@ -11,6 +11,7 @@ from annotations.models import Benchmark, Prediction, Run
 from annotations.selectors.runs import run_predictions
 from annotations.services import runs as run_services
 from annotations.services.errors import DomainError
+from annotations.services.runs.task_scores import tasks_block
 
 
 class Command(BaseCommand):
@@ -108,6 +109,9 @@ class Command(BaseCommand):
             "overall": summary.get("overall", {}).get("accuracy"),
             "by": _accuracies(summary),
             "vlmeval": _vlmeval_rows(summary.get("vlmeval", {})),
+            # Gastric-X's five tasks, exactly the keys; their breakdowns beside.
+            "tasks": tasks_block(summary),
+            "task_details": summary.get("tasks", {}),
             "predictions": [_prediction_row(p, run) for p in run_predictions(run=run)],
         }
         if run.lenient:
@@ -141,6 +145,18 @@ def _prediction_row(prediction: Prediction, run: Run) -> dict:
         "vlmeval_letter": prediction.vlmeval_letter or None,
         "hit": prediction.hit,
     }
+    kind = prediction.item.kind
+    if kind == "label":
+        row["label"] = prediction.label or None
+    elif kind == "box":
+        row["box"] = prediction.box
+        if prediction.slice_boxes is not None:
+            row["slice_boxes"] = prediction.slice_boxes
+    elif kind == "retrieval":
+        row["report_to_case_rank"] = prediction.report_to_case_rank
+        row["case_to_report_rank"] = prediction.case_to_report_rank
+    if kind != "mcq":
+        row["kind"] = kind
     if prediction.error:
         row["error"] = prediction.error
     if prediction.judged_by_llm:

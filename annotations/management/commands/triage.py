@@ -31,6 +31,8 @@ class Command(BaseCommand):
         "print how many items each reason flags, and optionally write the ranking as JSON: "
         '[{"index", "score", "reasons"}], highest score first.'
     )
+    # Long data work: checks run in `make test` and at deploy, not at every start.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="benchmark name")

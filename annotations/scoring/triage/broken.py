@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 import unicodedata
 from collections.abc import Iterable
@@ -36,6 +37,23 @@ WEIGHTS = {
 def normalise_text(text: str | None) -> str:
     """Case-folded, NFKC-normalised text with runs of white space collapsed."""
     return " ".join(unicodedata.normalize("NFKC", text or "").casefold().split())
+
+
+# A number standing alone ("0.70", "[0.41, 0.57, 0.70, 0.86]", "2.0 cm"), not a part of a word
+# ("T1", "N0") or of a dotted name ("1.2.840").
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
+
+
+def _canonical_number(match: re.Match) -> str:
+    whole, _, fraction = match.group().partition(".")
+    whole, fraction = whole.lstrip("0") or "0", fraction.rstrip("0")
+    return f"{whole}.{fraction}" if fraction else whole
+
+
+def comparable_text(text: str | None) -> str:
+    """`normalise_text` with every number written one way, so that options and gt texts
+    compare numbers as numbers: "0.7" is "0.70" and "1.0 cm" is "1 cm"."""
+    return _NUMBER.sub(_canonical_number, normalise_text(text))
 
 
 def reads_as_empty(text: str | None) -> bool:
@@ -90,7 +108,7 @@ def _duplicate_options(used: dict[str, str]) -> Reason | None:
     seen: dict[str, list[str]] = {}
     for letter, text in used.items():
         if not reads_as_empty(text):
-            seen.setdefault(normalise_text(text), []).append(letter)
+            seen.setdefault(comparable_text(text), []).append(letter)
     repeated = [letters for letters in seen.values() if len(letters) > 1]
     if not repeated:
         return None
@@ -98,7 +116,7 @@ def _duplicate_options(used: dict[str, str]) -> Reason | None:
     return Reason(
         DUPLICATE_OPTIONS,
         WEIGHTS[DUPLICATE_OPTIONS],
-        f"Options with the same text: {groups}.",
+        f"Options with the same text (numbers compared as numbers): {groups}.",
         {"letters": repeated, "texts": [used[letters[0]] for letters in repeated]},
     )
 
@@ -106,12 +124,12 @@ def _duplicate_options(used: dict[str, str]) -> Reason | None:
 def _gt_mismatch(item: ItemFacts, used: dict[str, str]) -> Reason | None:
     if item.gt is None or reads_as_empty(item.gt):
         return None
-    gt = normalise_text(item.gt)
+    gt = comparable_text(item.gt)
     answer = (item.answer or "").strip().upper()
-    if normalise_text(used.get(answer, "")) == gt:
+    if comparable_text(used.get(answer, "")) == gt:
         return None
     # When gt names another option, the answer letter itself is probably the mistake.
-    matches = [letter for letter, text in used.items() if normalise_text(text) == gt]
+    matches = [letter for letter, text in used.items() if comparable_text(text) == gt]
     weight = WEIGHTS[GT_MISMATCH] + (0.15 if matches else 0.0)
     where = f"; it is the text of option {matches[0]}" if matches else ""
     return Reason(

@@ -21,7 +21,7 @@ import numpy as np
 from PIL import Image
 from rapidfuzz import fuzz
 
-from annotations.scoring.triage.broken import normalise_text
+from annotations.scoring.triage.broken import comparable_text, normalise_text
 from annotations.scoring.triage.types import (
     DUPLICATE_IMAGE,
     DUPLICATE_QUESTION,
@@ -195,7 +195,7 @@ class _Link:
 
 
 def _option_set(item: ItemFacts) -> frozenset[str]:
-    return frozenset(normalise_text(text) for text in item.options if text)
+    return frozenset(comparable_text(text) for text in item.options if text)
 
 
 def _cross_split(a: ItemFacts, b: ItemFacts) -> bool:

@@ -1,9 +1,5 @@
-"""Versioned releases: create the Release row, build and publish its files, fail, retry.
-
-A release is immutable once published. Building is idempotent: a published release is left as it
-is; a building or failed one is (re)built from scratch into a fresh temporary folder, under an
-exclusive lock so that two workers never build the same release at once.
-"""
+"""Versioned releases: create, build and publish, fail, retry. A published release never changes;
+a building or failed one is rebuilt from scratch into a fresh partial folder, under a lock."""
 
 from __future__ import annotations
 
@@ -16,27 +12,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotations.models import Benchmark, Release, ReleaseItem, ReleaseStatus
 from annotations.services.errors import DomainError
-from annotations.services.releases.export import (
-    PART_BYTES,
-    TEMP_MARK,
-    ExportOptions,
-    release_export,
-)
-from annotations.services.releases.selection import (
-    check_release_name,
-    clean_filters,
-    release_items,
-)
+from annotations.services.recovery import Lease, LeaseLost, heartbeat, lease_claim, lease_update
+from annotations.services.releases import export
+from annotations.services.releases.selection import check_release_name, clean_filters, release_items
 
-# How often a build records its rows and progress (see `_Recorder`).
-RECORD_SECONDS = 1.0
+RECORD_SECONDS = 1.0  # how often a build records its rows and progress (`_Recorder`)
 RECORD_ROWS = 10_000
 
 # Release.filters holds the item filters and, under this key, the split whose answers are withheld.
@@ -66,7 +53,7 @@ def release_create(
     withhold_split: str = "",
     path: Path | None = None,
 ) -> Release:
-    """A new release (status building) of the benchmark's items that match the selection."""
+    """A new release (queued) of the benchmark's items that match the selection."""
     check_release_name(name)
     check_release_name(version, what="version")
     cleaned = clean_filters(filters)
@@ -83,7 +70,7 @@ def release_create(
         benchmark=benchmark,
         name=name,
         version=version,
-        status=ReleaseStatus.BUILDING,
+        status=ReleaseStatus.QUEUED,
         filters={**cleaned, WITHHOLD_KEY: withhold_split} if withhold_split else cleaned,
         include_all=include_all,
         path=str(path or release_folder(name, version)),
@@ -105,71 +92,85 @@ def release_build(
     *,
     release: Release,
     progress: Callable[[int], None] | None = None,
-    part_bytes: int | None = PART_BYTES,
+    part_bytes: int | None = export.PART_BYTES,
     local_layout: bool | None = None,
+    claimable: tuple[str, ...] = (
+        "queued",
+        "building",
+        "failed",
+    ),  # the command's; a task's: queued
 ) -> Release:
-    """Write the release's files under its path and publish it; a published release is returned
-    untouched. On failure the release is marked failed (and the error raised)."""
-    release.refresh_from_db()
-    if release.status == ReleaseStatus.PUBLISHED:
-        return release
+    """Build the files from scratch and publish them under a beating lease; a release not in
+    `claimable` is left as it is. A failure marks it failed (and is raised)."""
     target = Path(release.path or release_folder(release.name, release.version))
     with _build_lock(target):
-        _sweep(target, release)
-        ReleaseItem.objects.filter(release=release).delete()
-        filters, withhold = release_selection(release)
-        Release.objects.filter(pk=release.pk).update(
-            status=ReleaseStatus.BUILDING, error="", progress=0
-        )
-        recorder = _Recorder(release.pk)
-        try:
-            result = release_export(
-                benchmark=release.benchmark,
-                out_dir=target,
-                name=release.name,
-                include_all=release.include_all,
-                filters=filters,
-                progress=progress,
-                options=ExportOptions.release(
-                    version=release.version,
-                    withhold_split=withhold,
-                    part_bytes=part_bytes,
-                    local_layout=local_layout,
-                ),
-                on_chunk=recorder,
-            )
-            recorder.flush()
-        except Exception as error:
-            release_fail(release_id=release.pk, message=str(error) or type(error).__name__)
-            raise
-        Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
-            status=ReleaseStatus.PUBLISHED,
-            manifest=result.manifest,
-            item_count=result.item_count,
-            progress=result.item_count,
-            published_at=timezone.now(),
-        )
+        rows = Release.objects.filter(status__in=claimable)
+        lease = lease_claim(rows, release.pk, status="building", error="", progress=0)
+        if lease is not None:
+            with heartbeat(lease):
+                _build(release, target, lease, progress, part_bytes, local_layout)
     release.refresh_from_db()
     return release
 
 
-def release_fail(*, release_id: int, message: str) -> None:
-    """Mark a release that was being built as failed; what it had recorded is dropped."""
-    with transaction.atomic():
-        changed = Release.objects.filter(pk=release_id, status=ReleaseStatus.BUILDING).update(
-            status=ReleaseStatus.FAILED, error=message[:2000]
+def _build(release: Release, target: Path, lease: Lease, progress, part_bytes, local_layout):
+    _sweep(target, release)
+    ReleaseItem.objects.filter(release=release).delete()
+    filters, withhold = release_selection(release)
+    recorder = _Recorder(release.pk, lease)
+    options = export.ExportOptions.release(
+        version=release.version,
+        withhold_split=withhold,
+        part_bytes=part_bytes,
+        local_layout=local_layout,
+    )
+    try:
+        result = export.release_export(
+            benchmark=release.benchmark,
+            out_dir=target,
+            name=release.name,
+            include_all=release.include_all,
+            filters=filters,
+            progress=progress,
+            options=options,
+            on_chunk=recorder,
         )
-        if changed:
+        recorder.flush()
+    except LeaseLost:
+        raise
+    except Exception as error:
+        message = str(error) or type(error).__name__
+        release_fail(release_id=release.pk, message=message, attempt=lease.attempt)
+        raise
+    lease_update(
+        lease,
+        status=ReleaseStatus.PUBLISHED,
+        manifest=result.manifest,
+        warnings={"formula_cells": result.formula_cells} if result.formula_cells["total"] else {},
+        item_count=result.item_count,
+        progress=result.item_count,
+        published_at=timezone.now(),
+    )
+
+
+def release_fail(*, release_id: int, message: str, attempt: int | None = None) -> None:
+    """Mark a release that was being built as failed (by the builder holding lease `attempt`,
+    when given); what it had recorded is dropped."""
+    building = Release.objects.filter(pk=release_id, status=ReleaseStatus.BUILDING)
+    if attempt is not None:
+        building = building.filter(attempts=attempt)
+    with transaction.atomic():
+        if building.update(status=ReleaseStatus.FAILED, error=message[:2000]):
             ReleaseItem.objects.filter(release_id=release_id).delete()
 
 
 def release_retry(*, release: Release) -> Release:
-    """Build a failed release again (on a worker), from a fresh temporary folder."""
+    """Queue a failed release for a fresh build on a worker."""
     from annotations.tasks.releases import release_build_task
 
     with transaction.atomic():
         changed = Release.objects.filter(pk=release.pk, status=ReleaseStatus.FAILED).update(
-            status=ReleaseStatus.BUILDING, error="", progress=0
+            status=ReleaseStatus.QUEUED, error="", progress=0, heartbeat_at=timezone.now()
         )
         if not changed:
             raise DomainError(gettext("Only a failed release can be retried."))
@@ -179,46 +180,36 @@ def release_retry(*, release: Release) -> Release:
 
 
 class _Recorder:
-    """Records which revision of each item the release's files hold, as they are written, and
-    the build's progress (`on_chunk` of `release_export`; `flush` once the export is done).
+    """Records the revision of each item written, and the progress, in transactions of their own
+    (seen by the page at once): at the first chunk, then once per `RECORD_SECONDS` or `RECORD_ROWS`."""
 
-    Rows are recorded as written, so they say exactly which revision each file row holds. They
-    are committed at the first chunk (progress shows at once), then at most once per
-    `RECORD_SECONDS` or `RECORD_ROWS`: a commit per chunk cost the export more than the rows
-    themselves (SQLite rewrites the same pages into its log at each commit, and its
-    checkpoints wait for the disk).
-    """
-
-    def __init__(self, release_id: int) -> None:
-        self.release_id = release_id
-        table = connection.ops.quote_name(ReleaseItem._meta.db_table)
-        columns = ", ".join(
-            connection.ops.quote_name(ReleaseItem._meta.get_field(name).column)
-            for name in ("release", "item", "item_version")
-        )
-        self.insert = f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s)"
-        self.pending: list[tuple[int, int, int]] = []
+    def __init__(self, release_id: int, lease: Lease | None = None) -> None:
+        self.release_id, self.lease = release_id, lease
+        self.pending: list[ReleaseItem] = []
         self.last: float | None = None
 
     def __call__(self, written: list[tuple[int, int]]) -> None:
-        self.pending.extend((self.release_id, item, version) for item, version in written)
+        if self.lease is not None:
+            self.lease.check()  # taken over by another worker: stop writing
+        self.pending += [
+            ReleaseItem(release_id=self.release_id, item_id=item, item_version=version)
+            for item, version in written
+        ]
         now = time.monotonic()
-        due = self.last is None or now - self.last >= RECORD_SECONDS
-        if due or len(self.pending) >= RECORD_ROWS:
+        late = self.last is None or now - self.last >= RECORD_SECONDS
+        if late or len(self.pending) >= RECORD_ROWS:
             self.flush()
             self.last = now
 
     def flush(self) -> None:
-        if not self.pending:
-            return
-        # One executemany of plain tuples: a model instance per row cost more than
-        # base64-encoding its image.
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.executemany(self.insert, self.pending)
-            Release.objects.filter(pk=self.release_id).update(
-                progress=F("progress") + len(self.pending)
-            )
-        self.pending = []
+        if self.pending:
+            with transaction.atomic():
+                ReleaseItem.objects.bulk_create(self.pending, batch_size=2000)
+                rows = Release.objects.filter(pk=self.release_id)
+                if self.lease is not None:
+                    rows = rows.filter(attempts=self.lease.attempt)
+                rows.update(progress=F("progress") + len(self.pending))
+            self.pending = []
 
 
 @contextlib.contextmanager
@@ -238,7 +229,7 @@ def _build_lock(target: Path) -> Iterator[None]:
 
 def _sweep(target: Path, release: Release) -> None:
     """Remove what killed builds of this release left behind (we hold its lock)."""
-    for stale in target.parent.glob(f".{target.name}{TEMP_MARK}*"):
+    for stale in target.parent.glob(f".{target.name}{export.TEMP_MARK}*"):
         shutil.rmtree(stale, ignore_errors=True)
     manifest = target / "manifest.json"
     if not manifest.exists():

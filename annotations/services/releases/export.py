@@ -1,33 +1,30 @@
-"""Writing a release's files in one streamed pass, into a temporary folder published by rename."""
+"""A release's files, written in one pass over its items into a partial folder renamed into place."""
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import os
 import shutil
 import tempfile
-from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from django.db.models import Sum
+from django.core.files.storage import FileSystemStorage, default_storage
 from django.utils.translation import gettext
+from pybase64 import b64encode
 
-from annotations.formats.jsonexport import dumps_canonical, dumps_canonical_bytes
-from annotations.models import Benchmark, Image, ItemImage
+from annotations.formats import stream
+from annotations.formats.coco import write_coco
+from annotations.formats.stream import HashingFile, JsonItems, TsvWriter
+from annotations.models import Benchmark, BoxLabel
+from annotations.selectors import release_rows as rows
+from annotations.selectors.release_rows import ImageRef, ItemRow
 from annotations.services.errors import DomainError
-from annotations.services.releases.cocofile import write_release_coco
-from annotations.services.releases.manifest import SCHEMA_VERSION, write_manifest
+from annotations.services.imports import COLUMN_FIELDS
+from annotations.services.pair_export import pair_tsv_fields
 from annotations.services.releases.provenance import ChunkProvenance, json_item
-from annotations.services.releases.rows import (
-    ItemRow,
-    chunk_images,
-    item_chunks,
-    shared_image_ids,
-)
 from annotations.services.releases.selection import (
     REPORT_COLUMNS,
     check_release_name,
@@ -35,58 +32,26 @@ from annotations.services.releases.selection import (
     release_items,
     tsv_columns,
 )
-from annotations.services.releases.sources import ImageRef, Payloads
-from annotations.services.releases.tsv import (
-    ANSWER_COLUMNS,
-    TextCells,
-    TsvFile,
-    local_path_cell,
-    quoted,
-    same_cell,
-)
-from annotations.services.releases.writer import Digester, DigestFile
 
 PART_BYTES = 1 << 30  # VLMEvalKit moves a TSV over 1 GB to its local layout; we split there too
 TEMP_MARK = ".partial-"
-YOUNG_THRESHOLD = 20_000  # allocations between two young collections while exporting (700)
-_NO_IMAGES: list[ImageRef] = []
 
 
 @dataclass(frozen=True)
 class ExportOptions:
-    """What a release writes besides NAME.tsv, NAME.json and manifest.json.
+    """What an export writes besides NAME.tsv, NAME.json and manifest.json; the defaults are the
+    plain snapshot (imported columns only), `release()` a versioned release."""
 
-    The defaults are the plain snapshot export (imported columns, round-trip exact); a versioned
-    release uses `ExportOptions.release()`.
-    """
-
-    report_columns: bool = False  # the family's category / l2-category and every taxonomy column
-    # NAME_local.tsv + images/, VLMEvalKit's on-disk layout for TSVs over 1 GB: True, False, or
-    # None for "when NAME.tsv is larger than part_bytes" (where VLMEvalKit itself would need it).
-    local_layout: bool | None = False
-    coco: bool = False  # NAME_coco.json with the 2D boxes
-    withhold_split: str = ""  # this split goes to NAME_test.tsv, its answers to a separate key
-    part_bytes: int | None = None  # also split NAME.tsv into parts when it would be larger
+    report_columns: bool = False  # the family's category / l2-category and taxonomy columns
+    local_layout: bool | None = False  # NAME_local.tsv + images/; None: past part_bytes
+    coco: bool = False
+    withhold_split: str = ""  # to NAME_test.tsv, its answers to NAME_test_answers.json
+    part_bytes: int | None = None  # NAME.tsv is also written in parts of about this size
     version: str = ""
 
     @classmethod
-    def release(
-        cls,
-        *,
-        version: str = "",
-        withhold_split: str = "",
-        part_bytes: int | None = PART_BYTES,
-        # Like VLMEvalKit, which switches to NAME_local.tsv + images/ only past 1 GB.
-        local_layout: bool | None = None,
-    ) -> ExportOptions:
-        return cls(
-            report_columns=True,
-            local_layout=local_layout,
-            coco=True,
-            withhold_split=withhold_split,
-            part_bytes=part_bytes,
-            version=version,
-        )
+    def release(cls, *, version="", withhold_split="", part_bytes=PART_BYTES, local_layout=None):
+        return cls(True, local_layout, True, withhold_split, part_bytes, version)
 
 
 @dataclass
@@ -94,15 +59,10 @@ class ExportResult:
     folder: Path
     item_count: int
     manifest: dict
+    formula_cells: dict  # {"total": n, "cells": [[index, column, text], ...]} (the first ones)
 
 
-@dataclass
-class _Tally:
-    total: int = 0
-    category: Counter = field(default_factory=Counter)
-    l2_category: Counter = field(default_factory=Counter)
-    split: Counter = field(default_factory=Counter)
-    items_sha256: object = field(default_factory=hashlib.sha256)
+FORMULA_LISTED = 100
 
 
 def release_export(
@@ -116,14 +76,9 @@ def release_export(
     options: ExportOptions | None = None,
     on_chunk: Callable[[list[tuple[int, int]]], None] | None = None,
 ) -> ExportResult:
-    """Write the release files into out_dir, which appears whole or not at all.
-
-    Files are written into a temporary sibling folder and published by one rename, so a failed
-    or killed export leaves no partial release where the release would be. `on_chunk` receives
-    the (item id, version) pairs written, chunk by chunk, to record what the release contains.
-    """
+    """Write the files into out_dir, which appears whole (renamed from a partial folder) or not
+    at all. `on_chunk` gets the (item id, version) pairs written, a chunk at a time."""
     name = check_release_name(name or benchmark.name)
-    options = options or ExportOptions()
     out_dir = Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
         raise DomainError(
@@ -134,224 +89,277 @@ def release_export(
     temp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}{TEMP_MARK}", dir=out_dir.parent))
     try:
         export = _Export(temp, name, benchmark, include_all, clean_filters(filters), options)
-        with _long_lived_objects_frozen():
-            manifest = export.run(progress, on_chunk)
+        manifest = export.run(progress, on_chunk)
         if out_dir.exists():
             out_dir.rmdir()
         os.rename(temp, out_dir)
+        stream.fsync_folder(out_dir.parent)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
-    return ExportResult(folder=out_dir, item_count=manifest["items"], manifest=manifest)
+    formulas = {"total": export.formula_total, "cells": export.formula_cells}
+    return ExportResult(out_dir, manifest["items"], manifest, formulas)
 
 
 class _Export:
-    """The state of one export: its open files, image reuse tables and counts."""
+    """One export: its open files and counts."""
 
     def __init__(self, folder, name, benchmark, include_all, filters, options) -> None:
         self.folder, self.name, self.benchmark = folder, name, benchmark
-        self.include_all, self.filters, self.options = include_all, filters, options
+        self.include_all, self.filters = include_all, filters
+        self.options = options = options or ExportOptions()
         self.items = release_items(benchmark, include_all=include_all, filters=filters)
         self.columns = tsv_columns(benchmark, self.items, report=options.report_columns)
         self.report = REPORT_COLUMNS[benchmark.family] if options.report_columns else None
-        self.text_cells = TextCells(self.columns, self.report)
-        self.payloads = Payloads()
-        self.shared_images = shared_image_ids(self.items)
-        self.tally = _Tally()
-        self.digester: Digester | None = None
-        self.outputs: list = []
-        self.parts: list[TsvFile] = []
-        large = bool(options.part_bytes) and self._estimated_bytes() > (options.part_bytes or 0)
+        self.text_cells = stream.TextCells(
+            self.columns, COLUMN_FIELDS, self.report, pair_tsv_fields
+        )
+        self.shared = rows.shared_image_ids(self.items)
+        self.images = _Images()
+        self.files: list[HashingFile] = []
+        self.counts: dict[str, Counter] = {"category": Counter(), "split": Counter()}
+        self.l2 = Counter()
+        self.total = 0
+        self.items_sha256 = hashlib.sha256()
+        self.formula_cells: list[list] = []
+        self.formula_total = 0
+        self.parts: list[TsvWriter] = []
+        self.local = self.test = self.answers = None
+        # Base64 of every distinct image: about what NAME.tsv weighs.
+        weight = rows.images_bytes(self.items) * 4 // 3
+        large = bool(options.part_bytes) and weight > options.part_bytes
         self.split_parts = large
         local = large if options.local_layout is None else options.local_layout
-        self.images_dir = str(folder / "images") if local else None
+        self.images_dir = folder / "images" if local else None
+
+    def _file(self, suffix: str) -> HashingFile:
+        out = HashingFile(self.folder / f"{self.name}{suffix}")
+        self.files.append(out)
+        return out
+
+    def _tsv(self, suffix: str, columns: list[str]) -> TsvWriter:
+        return TsvWriter(self._file(f"{suffix}.tsv"), columns, shared=self.shared)
 
     def run(self, progress, on_chunk) -> dict:
-        self.digester = Digester()
-        # The worker places the local layout's images (one hard link each) while it has room.
-        self.payloads.worker = self.digester
         try:
             self._open()
-            self._write_json(self._walk(progress, on_chunk))
-            self._close_answers()
+            self._walk(progress, on_chunk)
             if self.options.coco:
-                coco = DigestFile(self.folder / f"{self.name}_coco.json", self.digester)
-                self.outputs.append(coco)
-                write_release_coco(coco, self.items)
-            for output in self.outputs:
-                output.close()
-            self.digester.close()
+                _write_coco(self._file("_coco.json"), self.items)
+            for out in self.files:
+                out.close()
         except BaseException:
-            for output in self.outputs:
-                output.discard()
-            self.digester.abort()
+            for out in self.files:
+                out.discard()
             raise
-        return write_manifest(self)
-
-    # -- files ---------------------------------------------------------------------------------
-
-    def _tsv(self, suffix: str, columns: list[str], header_from: TsvFile | None = None) -> TsvFile:
-        tsv = TsvFile(
-            self.folder / f"{self.name}{suffix}.tsv",
-            self.digester,
-            columns,
-            shared=self.shared_images,
-            header_from=header_from,
-        )
-        self.outputs.append(tsv)
-        return tsv
+        return self._manifest()
 
     def _open(self) -> None:
         self.main = self._tsv("", self.columns)
-        self.local = None
         if self.images_dir is not None:
             os.mkdir(self.images_dir)
-            self.local = self._tsv("_local", _local_columns(self.columns))
-            self.local_beside = self.local.beside(self.main)
-        self.test = self.answers = None
-        if self.options.withhold_split:
-            self.test = self._tsv("_test", [c for c in self.columns if c not in ANSWER_COLUMNS])
-            self.answers = DigestFile(self.folder / f"{self.name}_test_answers.json", self.digester)
-            self.outputs.append(self.answers)
-            header = dumps_canonical({"name": self.name, "split": self.options.withhold_split})
-            self.answers.write((header[:-1] + ',"answers":[').encode("utf-8"))
+            self.local = self._tsv("_local", stream.local_columns(self.columns))
+        split = self.options.withhold_split
+        if split:
+            self.test = self._tsv(
+                "_test", [c for c in self.columns if c not in stream.ANSWER_COLUMNS]
+            )
+            header = {"name": self.name, "split": split}
+            self.answers = JsonItems(self._file("_test_answers.json"), header, "answers")
         if self.split_parts:
-            self._next_part()
-
-    def _next_part(self) -> None:
-        if self.parts:
-            # Finished: closed before NAME.tsv goes on, so that the first part, NAME.tsv's
-            # first bytes, takes NAME.tsv's digests where it ends.
-            self.parts[-1].close()
-        self.parts.append(self._tsv(f"_part{len(self.parts) + 1}", self.columns, self.main))
-
-    def _write_json(self, items: Iterator[dict]) -> None:
-        out = DigestFile(self.folder / f"{self.name}.json", self.digester)
-        self.outputs.append(out)
+            self.parts.append(self._tsv("_part1", self.columns))
         header = {
             "benchmark": self.benchmark.name,
             "family": self.benchmark.family,
             "name": self.name,
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": stream.SCHEMA_VERSION,
             "version": self.options.version,
         }
-        out.write((dumps_canonical(header)[:-1] + ',"items":[').encode("utf-8"))
-        for number, item in enumerate(items):
-            out.write((b"\n," if number else b"\n") + dumps_canonical_bytes(item))
-        out.write(b"\n]}\n")
+        self.json = JsonItems(self._file(".json"), header)
 
-    def _close_answers(self) -> None:
-        if self.answers is not None:
-            self.answers.write(b"\n]}\n")
-
-    def _estimated_bytes(self) -> int:
-        # Base64 of every distinct image: what NAME.tsv weighs, give or take its text.
-        image_ids = ItemImage.objects.filter(item__in=self.items).values("image_id")
-        total = Image.objects.filter(id__in=image_ids).aggregate(n=Sum("size_bytes"))["n"]
-        return (total or 0) * 4 // 3
-
-    # -- the pass over the items ---------------------------------------------------------------
-
-    def _walk(self, progress, on_chunk) -> Iterator[dict]:
-        """Write every TSV row and yield the JSON items, a chunk of items at a time."""
+    def _walk(self, progress, on_chunk) -> None:
         withheld = self.options.withhold_split
-        for chunk, chunk_ids in item_chunks(self.items, self.benchmark):
-            images = chunk_images(chunk_ids)
+        for chunk, chunk_ids in rows.item_chunks(self.items, self.benchmark):
+            images = rows.chunk_images(chunk_ids)
             provenance = ChunkProvenance(chunk, chunk_ids)
             self._count(chunk)
             for item in chunk:
-                refs = images.get(item.id, _NO_IMAGES)
+                refs = images.get(item.id, [])
                 withhold = bool(withheld) and item.split == withheld
                 self._write_rows(item, refs, withhold)
-                yield json_item(item, refs, provenance, withhold=withhold)
+                self.json.write(json_item(item, refs, provenance, withhold=withhold))
             if on_chunk:
                 on_chunk([(item.id, item.version) for item in chunk])
             if progress:
                 progress(len(chunk))
+        self.json.close()
+        if self.answers is not None:
+            self.answers.close()
 
     def _write_rows(self, item: ItemRow, refs: list[ImageRef], withhold: bool) -> None:
         cells = self.text_cells(item)
-        # A withheld item's images are placed too: images/ holds every image of the release.
-        names = [self.payloads.place(self.images_dir, ref) for ref in refs] if self.local else []
+        for column, text in stream.formula_cells(cells):
+            self.formula_total += 1
+            if len(self.formula_cells) < FORMULA_LISTED:
+                self.formula_cells.append([item.source_index, column, text[:80]])
+        keys = [ref.id for ref in refs]
+        base64 = self.images.row(refs)
+        names = [self.images.place(self.images_dir, ref) for ref in refs] if self.local else []
+        index = item.source_index
         if withhold:
-            self._write_answer(item)
-            self._write_tsv(self.test, item, refs, cells)
+            answer = {"index": index, "answer": item.answer, "answer_text": item.answer_text}
+            self.answers.write(answer, fast=False)
+            self.test.write(cells, index, keys, base64)
             return
-        part = self.parts[-1] if self.parts else None
-        if part is not None and part.rows and part.out.size >= (self.options.part_bytes or 0):
-            self._next_part()  # only when a row follows: no empty last part
+        if self.parts:
             part = self.parts[-1]
-        start = self.main.out.size
-        image = self.main.image_cell(item.source_index, refs)
-        if part is None:
-            self.main.write(cells, image, self.payloads)
-        else:
-            part_image = part.image_cell(item.source_index, refs)
-            if same_cell(image, part_image):
-                # The same bytes: written here from the pieces of NAME.tsv's row (while parts
-                # are written, image cells are encoded here; the worker hashes twice as much).
-                pieces = self.main.write(cells, image, self.payloads, keep=True)
-                part.mirror(self.main, start, pieces)
-            else:
-                self.main.write(cells, image, self.payloads)
-                part.write(cells, part_image, self.payloads)
+            if part.rows and part.out.size >= self.options.part_bytes:
+                self.parts.append(self._tsv(f"_part{len(self.parts) + 1}", self.columns))
+            self.parts[-1].write(cells, index, keys, base64)
+        self.main.write(cells, index, keys, base64)
         if self.local is not None:
-            cell = quoted(local_path_cell(names) if names else "")
-            if self.local_beside:
-                self.local.write_beside(self.main, cell)
-            else:
-                cells["image_path"] = cell
-                self.local.write(cells)
-
-    def _write_tsv(self, tsv: TsvFile, item: ItemRow, refs: list[ImageRef], cells: dict) -> None:
-        tsv.write(cells, tsv.image_cell(item.source_index, refs), self.payloads)
-
-    def _write_answer(self, item: ItemRow) -> None:
-        answer = {
-            "index": item.source_index,
-            "answer": item.answer,
-            "answer_text": item.answer_text,
-        }
-        first = self.test.rows == 0
-        self.answers.write((("\n" if first else "\n,") + dumps_canonical(answer)).encode("utf-8"))
+            self.local.write({**cells, "image_path": stream.local_path_cell(names)})
 
     def _count(self, chunk: list[ItemRow]) -> None:
-        tally = self.tally
-        tally.total += len(chunk)
-        if self.report:
-            groups = [self.report.values(item) for item in chunk]
-            tally.category.update(category for category, _ in groups)
-            tally.l2_category.update(l2 for _, l2 in groups if l2)
+        self.total += len(chunk)
+        for item in chunk:
+            if self.report:
+                category, l2 = self.report.values(item)
+                self.l2.update([l2] if l2 else [])
+            else:
+                category = item.category
+            self.counts["category"][category] += 1
+            self.counts["split"][item.split] += 1
+        self.items_sha256.update("".join(f"{i.source_index}:{i.version}\n" for i in chunk).encode())
+
+    def _manifest(self) -> dict:
+        counts = {key: dict(sorted(counter.items())) for key, counter in self.counts.items()}
+        manifest = {
+            "name": self.name,
+            "version": self.options.version,
+            "benchmark": self.benchmark.name,
+            "family": self.benchmark.family,
+            "schema_version": stream.SCHEMA_VERSION,
+            "selection": {
+                "include_all": self.include_all,
+                "filters": self.filters,
+                "withhold_split": self.options.withhold_split,
+            },
+            "items": self.total,
+            "items_sha256": self.items_sha256.hexdigest(),
+            "counts": counts,
+            "columns": self.main.columns,
+            "taxonomy": self.benchmark.taxonomy,
+            "box_convention": stream.BOX_CONVENTION,
+            "layout": self._layout(),
+            "files": {out.path.name: out.digests() for out in self.files},
+        }
+        if self.report is not None:
+            counts["l2-category"] = dict(sorted(self.l2.items()))
+            manifest["report_columns"] = {
+                "category": self.report.category,
+                "l2-category": self.report.l2_category,
+            }
+        stream.write_manifest(self.folder / "manifest.json", manifest)
+        return manifest
+
+    def _layout(self) -> dict:
+        name = self.name
+        layout: dict = {"tsv": f"{name}.tsv", "json": f"{name}.json"}
+        if self.local is not None:
+            layout["local"] = {
+                "tsv": f"{name}_local.tsv",
+                "images": "images/",
+                "image_path_relative_to": "images/",
+                "image_files": self.images.files_placed,
+                "image_bytes": self.images.bytes_placed,
+            }
+        if self.parts:
+            layout["parts"] = [
+                {"tsv": part.out.path.name, "rows": part.rows, "bytes": part.out.size}
+                for part in self.parts
+            ]
+        if self.test is not None:
+            layout["test"] = {
+                "split": self.options.withhold_split,
+                "tsv": self.test.out.path.name,
+                "rows": self.test.rows,
+                "answer_key": f"{name}_test_answers.json",
+            }
+        if self.options.coco:
+            layout["coco"] = f"{name}_coco.json"
+        return layout
+
+
+class _Images:
+    """Image bytes as a release writes them: stored JPEG/PNG as they are, other formats as PNG
+    (converted once while reused nearby), and the local layout's images/ folder."""
+
+    CONVERTED = 256
+
+    def __init__(self) -> None:
+        local = isinstance(default_storage, FileSystemStorage)
+        self.root = os.path.join(default_storage.location, "") if local else None
+        self.converted: OrderedDict[int, bytes] = OrderedDict()
+        self.files_placed = self.bytes_placed = 0
+
+    def row(self, refs: list[ImageRef]) -> Callable[[int], bytes]:
+        """base64 by image id for one row, each image read once whichever files take it."""
+        by_id = {ref.id: ref for ref in refs}
+        done: dict[int, bytes] = {}
+
+        def base64(key: int) -> bytes:
+            if key not in done:
+                done[key] = b64encode(self.data(by_id[key]))
+            return done[key]
+
+        return base64
+
+    def data(self, ref: ImageRef) -> bytes:
+        if ref.format in stream.PASS_THROUGH:
+            return self._stored(ref)
+        if ref.id not in self.converted:
+            from annotations.imaging.images import encode_for_vlmeval
+
+            self.converted[ref.id] = encode_for_vlmeval(self._stored(ref))
+            if len(self.converted) > self.CONVERTED:
+                self.converted.popitem(last=False)
+        self.converted.move_to_end(ref.id)
+        return self.converted[ref.id]
+
+    def _stored(self, ref: ImageRef) -> bytes:
+        if self.root is None:
+            with default_storage.open(ref.file, "rb") as handle:
+                return handle.read()
+        path = self.root + ref.file
+        with open(path, "rb") as handle:
+            data = handle.read()
+        # A stored image is named by its hash and never rewritten: another size is damage.
+        if len(data) != ref.size:
+            raise OSError(f"{path} holds {len(data)} bytes, not the {ref.size} its record says")
+        return data
+
+    def place(self, folder: Path, ref: ImageRef) -> str:
+        """Put the image into `folder` once, named by its sha256; return the name."""
+        name = stream.image_file_name(ref.sha256, ref.format)
+        target = folder / name
+        if target.exists():
+            return name
+        if self.root is not None and ref.format in stream.PASS_THROUGH:
+            try:
+                os.link(self.root + ref.file, target)  # stored images are never rewritten
+            except OSError:
+                shutil.copyfile(self.root + ref.file, target)
+            size = ref.size
         else:
-            tally.category.update(item.category for item in chunk)
-        tally.split.update(item.split for item in chunk)
-        lines = "".join(f"{item.source_index}:{item.version}\n" for item in chunk)
-        tally.items_sha256.update(lines.encode())
+            data = self.data(ref)
+            target.write_bytes(data)
+            size = len(data)
+        self.files_placed += 1
+        self.bytes_placed += size
+        return name
 
 
-@contextlib.contextmanager
-def _long_lived_objects_frozen() -> Iterator[None]:
-    """Keep the process's existing objects (Django, the app: about a hundred thousand) out of
-    the garbage collector's full passes while the export runs: an export allocates enough to
-    trigger several, and each would scan them all again for nothing.
-
-    Unfrozen afterwards, unless something else (a pre-forking server) froze objects before us.
-    The young generation's threshold is raised meanwhile: the rows an export builds die young
-    (reference counting frees them), and hundreds of passes over them found nothing to free.
-    """
-    ours = gc.get_freeze_count() == 0
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        if ours:
-            gc.unfreeze()
-
-
-def _local_columns(columns: list[str]) -> list[str]:
-    if "image_path" in columns:
-        return [c for c in columns if c != "image"]
-    return ["image_path" if c == "image" else c for c in columns]
+def _write_coco(out: HashingFile, items) -> None:
+    """NAME_coco.json: the 2D boxes on the release's images, without rejected or withdrawn ones."""
+    write_coco(out, *rows.coco_rows(items), [label for label, _ in BoxLabel.choices])

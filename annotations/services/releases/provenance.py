@@ -1,36 +1,37 @@
-"""The items of NAME.json with their provenance, read a chunk at a time (constant queries per chunk).
-
-Provenance says where an item came from and how it was decided, never who decided it: revisions
-(version, reason, date), a summary of the reviews (counts of verdicts and reasons), the
-adjudication, 2D boxes (pixels), the CT volumes of a Gastric-X case with their 3D boxes (voxels and
-LPS millimetres, from `box_export`) and degradation parameters.
-"""
+"""The items of NAME.json with their provenance, read a chunk at a time: where an item came
+from and how it was decided, never who decided it (revisions, a summary of reviews, the
+adjudication, 2D boxes, a Gastric-X case's CT volumes and 3D boxes, degradation parameters)."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from django.db.models import QuerySet
 from django.utils.translation import gettext
 
 from annotations.formats.jsonexport import dumps_canonical
-from annotations.models import Adjudication, Box, BoxState, Case, ItemImage, ItemRevision, Review
-from annotations.services.box_export import case_boxes_for_export
+from annotations.models import Case, ItemImage
+from annotations.selectors.release_rows import (
+    ImageRef,
+    ItemRow,
+    chunk_adjudications,
+    chunk_boxes_2d,
+    chunk_reviews,
+    chunk_revisions,
+    empty_reviews,
+)
 from annotations.services.errors import DomainError
 from annotations.services.pair_export import pair_json_fields
-from annotations.services.releases.rows import ItemRow, raw_rows, utc_date
-from annotations.services.releases.sources import ImageRef
 
 
 class ChunkProvenance:
     """Revisions, reviews, adjudications and boxes of one chunk of items, in five queries."""
 
     def __init__(self, items: Sequence[ItemRow], ids: QuerySet) -> None:
-        self.revisions = _revisions(ids)
-        self.reviews = _reviews(ids)
-        self.adjudications = _adjudications(ids)
-        self.boxes_2d = _boxes_2d(ItemImage.objects.filter(item_id__in=ids).values("image_id"))
+        self.revisions = chunk_revisions(ids)
+        self.reviews = chunk_reviews(ids)
+        self.adjudications = chunk_adjudications(ids)
+        self.boxes_2d = chunk_boxes_2d(ItemImage.objects.filter(item_id__in=ids).values("image_id"))
         self.boxes_3d = _case_boxes({item.case_id for item in items if item.case_id})
 
     def boxes(self, item: ItemRow, refs: Sequence[ImageRef]) -> list[dict]:
@@ -69,7 +70,7 @@ def json_item(
             "case_id": item.case_code,
         },
         "revisions": chunk.revisions.get(item.id, []),
-        "reviews": chunk.reviews.get(item.id, _empty_reviews()),
+        "reviews": chunk.reviews.get(item.id, empty_reviews()),
         "adjudication": chunk.adjudications.get(item.id),
         "boxes": chunk.boxes(item, refs),
         "volumes": chunk.volumes(item),
@@ -96,102 +97,14 @@ def _degradation(item: ItemRow) -> dict | None:
     }
 
 
-def _revisions(ids: QuerySet) -> dict[int, list[dict]]:
-    found: dict[int, list[dict]] = defaultdict(list)
-    rows = (
-        ItemRevision.objects.filter(item_id__in=ids)
-        .order_by("item_id", "version")
-        .values_list("item_id", "version", "replaced_version", "reason", "created_at")
-    )
-    for item_id, version, replaced, reason, created in raw_rows(rows):
-        found[item_id].append(
-            {
-                "version": version,
-                "replaced_version": replaced,
-                "reason": reason,
-                "date": utc_date(created),
-            }
-        )
-    return found
-
-
-def _empty_reviews() -> dict:
-    return {"count": 0, "verdicts": {}, "reject_reasons": {}}
-
-
-def _reviews(ids: QuerySet) -> dict[int, dict]:
-    found: dict[int, dict] = {}
-    rows = (
-        Review.objects.filter(item_id__in=ids)
-        .order_by("item_id", "id")
-        .values_list("item_id", "verdict", "reason", "answerable", "realism", "severity_judgement")
-    )
-    for item_id, verdict, reason, answerable, realism, severity in raw_rows(rows):
-        summary = found.setdefault(item_id, {**_empty_reviews(), "_pair": Counter()})
-        summary["count"] += 1
-        summary["verdicts"][verdict] = summary["verdicts"].get(verdict, 0) + 1
-        if reason:
-            summary["reject_reasons"][reason] = summary["reject_reasons"].get(reason, 0) + 1
-        if answerable is not None:
-            summary["_pair"]["answerable" if answerable else "unanswerable"] += 1
-        if realism is not None:
-            summary["_pair"][f"realism_{realism}"] += 1
-        if severity:
-            summary["_pair"][f"severity_{severity}"] += 1
-    for summary in found.values():
-        pair = summary.pop("_pair")
-        if pair:
-            summary["pair"] = dict(sorted(pair.items()))
-    return found
-
-
-def _adjudications(ids: QuerySet) -> dict[int, dict]:
-    found: dict[int, dict] = {}
-    rows = (
-        Adjudication.objects.filter(item_id__in=ids)
-        .order_by("item_id", "created_at", "id")
-        .values_list("item_id", "choice", "rejected", "item_version", "created_at")
-    )
-    for item_id, choice, rejected, version, created in raw_rows(rows):
-        # The latest decision is the one in force.
-        found[item_id] = {
-            "choice": choice,
-            "rejected": bool(rejected),  # SQLite gives 0/1
-            "item_version": version,
-            "date": utc_date(created),
-        }
-    return found
-
-
-def _boxes_2d(image_ids: QuerySet) -> list[tuple[int | None, int, dict]]:
-    """(owner item or None, image id, box) of the boxes drawn on the chunk's images."""
-    rows = (
-        Box.objects.filter(volume__isnull=True, image_id__in=image_ids)
-        .exclude(state=BoxState.REJECTED)
-        .order_by("id")
-        .values_list(
-            "item_id", "image_id", "image__sha256", "label", "state", "x0", "y0", "x1", "y1"
-        )
-    )
-    return [
-        (
-            owner,
-            image_id,
-            {
-                "kind": "2d",
-                "image": sha,
-                "label": label,
-                "state": state,
-                "pixels": [x0, y0, x1, y1],
-            },
-        )
-        for owner, image_id, sha, label, state, x0, y0, x1, y1 in raw_rows(rows)
-    ]
-
-
 def _case_boxes(case_ids: set[int]) -> dict[int, list[dict]]:
     """Per Gastric-X case of the chunk: each phase's geometry and its 3D boxes (voxel and mm),
     as `box_export.case_boxes_for_export` gives them (two queries per case)."""
+    if not case_ids:
+        return {}
+    # Gastric-X only: the CT geometry's imports (pydicom, SimpleITK) are paid where needed.
+    from annotations.services.box_export import case_boxes_for_export
+
     found = {}
     for case_id in sorted(case_ids):
         found[case_id] = blocks = case_boxes_for_export(Case(pk=case_id))

@@ -20,34 +20,17 @@ FORBIDDEN_NAME_PARTS = ("mmbench", "ccbench", "circular", "mmcr")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 DEFAULT_COLUMNS = [
-    "index",
-    "image",
-    "question",
-    "hint",
-    "A",
-    "B",
-    "C",
-    "D",
-    "answer",
-    "category",
-    "l2-category",
+    "index", "image", "question", "hint", "A", "B", "C", "D", "answer", "category", "l2-category",
     "split",
-]
+]  # fmt: skip
 FIELD_COLUMNS = {field: column for column, field in COLUMN_FIELDS.items()}
 
 
 @dataclass(frozen=True)
 class ReportColumns:
-    """Which item fields fill VLMEvalKit's `category` and `l2-category` columns.
-
-    VLMEvalKit's own report breaks accuracy down by split, then `l2-category` and `category`
-    only; everything else a clinician wants per group must ride in those two columns.
-    - EndoBench: category = its 4 categories, l2-category = its 12 tasks (the finer level).
-    - MedQ-DEG: category = modality, l2-category = degradation type ("clean" for clean images),
-      so robustness is read per modality and per degradation without a custom scorer.
-    - Gastric-X: category = task (VQA, TNM, localization...), l2-category = subtask.
-    - plain VLMEvalKit files keep their own columns.
-    """
+    """Which item fields fill VLMEvalKit's `category` and `l2-category` columns, the only groups
+    (besides split) its report breaks accuracy down by: EndoBench category/task, MedQ-DEG
+    modality/degradation ("clean" for clean images), Gastric-X task/subtask."""
 
     category: str
     l2_category: str

@@ -31,11 +31,19 @@ from annotations.inference import (
     ProviderError,
     predict,
 )
-from annotations.models import Image, Item, Prediction, Run, RunChunk, RunStatus
+from annotations.models import Image, Item, ItemKind, Prediction, Run, RunChunk, RunStatus
 from annotations.services.images import image_bytes
 from annotations.services.recovery import Lease, heartbeat, heartbeat_seconds, lease_update
 from annotations.services.runs.providers import Provider
-from annotations.services.runs.scoring import UNANSWERED, Scored, reply_score
+from annotations.services.runs.scoring import NOT_SCORED, UNANSWERED, reply_score
+from annotations.services.runs.tasks import (
+    CHOICE_KINDS,
+    TaskInputError,
+    TaskRequest,
+    choice_options,
+    task_answer,
+    task_request,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +79,7 @@ class _Answer:
     completion: Completion | None
     error: str = ""
     latency_ms: float | None = None
-    scored: Scored | None = None  # the reply's readings (None for a failed request)
+    fields: dict[str, Any] = field(default_factory=dict)  # per kind: label, box, embedding
 
 
 @dataclass(frozen=True)
@@ -85,14 +93,25 @@ class _Request:
     item: InferenceItem
     images: list[Image]
     answer: str  # the gold letter, to score the reply in the thread
+    # A classification item's labels by letter; other kinds' request, or why it cannot be asked.
+    labels: dict[str, str] | None = None
+    task: TaskRequest | None = None
+    task_error: str = ""
 
 
-def _answer(provider: Provider, judge: ChatProvider | None, request: _Request) -> _Answer:
+def _answer(
+    provider: Provider, judge: ChatProvider | None, request: _Request, embedder: Any = None
+) -> _Answer:
     """Runs in a pool thread: read the images from storage and ask the provider (then the judge,
     for an answer the rules cannot read). No ORM here."""
     started = time.perf_counter()
     item = request.item
+    if request.task_error:
+        return _Answer(None, request.task_error)
     try:
+        if request.task is not None:
+            answered = task_answer(provider, embedder, request.task)
+            return _Answer(answered.completion, fields=answered.fields)
         item.images = [image_bytes(image) for image in request.images]
         completion = predict(
             provider,
@@ -110,9 +129,14 @@ def _answer(provider: Provider, judge: ChatProvider | None, request: _Request) -
             judge=judge,
             seed=f"{request.run_id}:{item.key}",
         )
-        return _Answer(completion, scored=scored)
+        fields = scored.fields(answer=request.answer)
+        if request.labels is not None:
+            fields["label"] = request.labels.get(fields["extracted"], "")
+        return _Answer(completion, fields=fields)
     except ProviderError as error:
         return _Answer(None, str(error), (time.perf_counter() - started) * 1000)
+    except TaskInputError as error:
+        return _Answer(None, str(error))
     except Exception as error:  # a bad image file must fail its item, not the whole run
         log.exception("run %s: item %s failed", request.run_id, item.key)
         return _Answer(None, f"{error.__class__.__name__}: {error}")
@@ -129,6 +153,7 @@ class ChunkAnswerer:
     judge: ChatProvider | None
     next_chunk: Callable[[], Claimed | None]
     ended: Callable[[Lease, str | None], None]
+    embedder: Any = None  # retrieval pairs' OpenAI-compatible embeddings client
     progress: ProgressCallback | None = None
     poll_seconds: float = 0.5
     cancelled: bool = False
@@ -191,7 +216,9 @@ class ChunkAnswerer:
                 current.exhausted = True
                 current = None if self.cancelled else self._open(self.next_chunk())
                 continue
-            future = self.pool.submit(_answer, self.provider, self.judge, self._request(item))
+            future = self.pool.submit(
+                _answer, self.provider, self.judge, self._request(item), self.embedder
+            )
             pending[future] = (current, item)
             current.outstanding += 1
         return current
@@ -239,6 +266,17 @@ class ChunkAnswerer:
         run = self.run
         # Baselines never look at images: do not read them from storage for nothing.
         wants_images = run.with_image and not isinstance(self.provider, BaselineProvider)
+        labels: dict[str, str] | None = None
+        options, answer = dict(item.lettered_options), item.answer
+        task, task_error = None, ""
+        try:
+            if item.kind == ItemKind.LABEL:
+                options, answer = choice_options(item, run.benchmark.label_sets or {})
+                labels = options
+            elif item.kind not in CHOICE_KINDS:
+                task = task_request(item, with_image=run.with_image)
+        except TaskInputError as error:
+            task_error = str(error)
         return _Request(
             run_id=run.pk,
             family=run.benchmark.family,
@@ -247,13 +285,18 @@ class ChunkAnswerer:
             item=InferenceItem(
                 key=f"{run.benchmark.name}:{item.source_index}",
                 question=item.question,
-                options=dict(item.lettered_options),
+                options=options,
                 hint=item.hint,
                 family=run.benchmark.family,
                 category=item.category,
             ),
-            images=[ii.image for ii in item.item_images.all()] if wants_images else [],
-            answer=item.answer,
+            images=[ii.image for ii in item.item_images.all()]
+            if wants_images and task is None
+            else [],
+            answer=answer,
+            labels=labels,
+            task=task,
+            task_error=task_error,
         )
 
     def _store(self, batch: list[tuple[_Open, Item, _Answer]]) -> None:
@@ -302,11 +345,11 @@ def _count(run_id: int, new: list[tuple[_Open, Item, _Answer]]) -> None:
 
 def _fields(item: Item, answer: _Answer) -> dict[str, Any]:
     completion = answer.completion
-    scored = answer.scored
     return {
         "item_version": item.version,
         "raw_text": completion.text if completion else "",
-        **(scored.fields(answer=item.answer) if scored else UNANSWERED),
+        **(UNANSWERED if item.kind in CHOICE_KINDS else NOT_SCORED),
+        **answer.fields,  # the readings of an answered choice; a kind's label, box, embedding
         "error": answer.error[:2000],
         "latency_ms": completion.latency_ms if completion else answer.latency_ms,
         "prompt_tokens": completion.prompt_tokens if completion else None,

@@ -28,7 +28,7 @@ from annotations.services.runs.execute import ACTIVE, ENDED, run_finish
 from annotations.services.runs.scoring import run_summarize
 
 if TYPE_CHECKING:
-    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.contrib.auth.models import User
 
 BASELINES = ("random", "first", "frequent")
 MAX_CONCURRENCY = 64
@@ -117,7 +117,7 @@ def run_create(
     concurrency: int = 4,
     seed: int = 0,
     label: str = "",
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     enqueue: bool = True,
     judge: ModelEndpoint | None = None,
     lenient: bool = False,

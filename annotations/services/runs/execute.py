@@ -25,8 +25,8 @@ from django.db.models import Count, F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotations.models import Prediction, Run, RunChunk, RunStatus
-from annotations.selectors.runs import chunk_pending_items, run_has_active_chunks
+from annotations.models import ItemKind, Prediction, Run, RunChunk, RunStatus
+from annotations.selectors.runs import chunk_pending_items, run_has_active_chunks, run_items
 from annotations.services.recovery import Lease, lease_claim, lease_update
 from annotations.services.runs.answer import (
     ACTIVE,
@@ -35,8 +35,9 @@ from annotations.services.runs.answer import (
     ProgressCallback,
 )
 from annotations.services.runs.chunks import CHUNK_TASK_SECONDS, chunks_send, run_chunks_plan
-from annotations.services.runs.providers import Provider, judge_for, provider_for
+from annotations.services.runs.providers import Provider, embedder_for, judge_for, provider_for
 from annotations.services.runs.scoring import run_summarize
+from annotations.services.runs.task_scores import retrieval_ranks_store
 from annotations.services.triage import triage_schedule
 
 log = logging.getLogger(__name__)
@@ -73,8 +74,8 @@ def chunk_task(*, chunk_id: int, seconds: float = CHUNK_TASK_SECONDS) -> None:
     """A chunk's Celery task: answer the chunk, then the run's next waiting chunks for up to
     `seconds`, so that a worker goes from chunk to chunk without waiting for the broker (their
     own tasks then find them taken). A task whose chunk another worker took helps with the rest."""
-    run = Run.objects.select_related("benchmark", "endpoint", "judge").filter(chunks=chunk_id)
-    run = run.first()
+    runs = Run.objects.select_related("benchmark", "endpoint", "judge").filter(chunks=chunk_id)
+    run = runs.first()
     if run is None or run.status not in ACTIVE:
         return
     _answer_chunks(run, first=chunk_id, until=time.monotonic() + seconds)
@@ -89,8 +90,8 @@ def chunk_execute(
 ) -> str | None:
     """Answer this one chunk's items that have no prediction yet; its final status, or None
     when it was not waiting (another worker has it, or it ended) or was taken over meanwhile."""
-    chunk = RunChunk.objects.select_related("run__benchmark", "run__endpoint", "run__judge")
-    chunk = chunk.filter(pk=chunk_id).first()
+    chunks = RunChunk.objects.select_related("run__benchmark", "run__endpoint", "run__judge")
+    chunk = chunks.filter(pk=chunk_id).first()
     if chunk is None:
         return None
     ended = _answer_chunks(
@@ -142,6 +143,7 @@ def _answer_chunks(
                 pool=pool,
                 provider=provider or provider_for(run),
                 judge=judge_for(run),
+                embedder=embedder_for(run) if _has_retrieval(run) else None,
                 next_chunk=next_chunk,
                 ended=chunk_ended,
                 progress=progress,
@@ -156,6 +158,11 @@ def _answer_chunks(
             if answerer is not None:
                 answerer.close_all()
     return ended
+
+
+def _has_retrieval(run: Run) -> bool:
+    items = run_items(benchmark=run.benchmark, filters=run.filters, limited=False)
+    return items.filter(kind=ItemKind.RETRIEVAL).exists()
 
 
 def _chunks_fail(run_id: int, leases: list[Lease], message: str) -> None:
@@ -231,6 +238,7 @@ def run_finish(*, run_id: int) -> Run:
     run = Run.objects.get(pk=run_id)
     predictions = Prediction.objects.filter(run_id=run_id)
     counts = predictions.aggregate(completed=Count("pk"), failed=Count("pk", filter=~Q(error="")))
+    retrieval_ranks_store(run=run)
     summary = run_summarize(run=run)
     Run.objects.filter(pk=run_id).update(summary=summary, **counts)
     finished = Run.objects.filter(pk=run_id, status__in=ACTIVE).update(

@@ -33,6 +33,8 @@ _CLIENT_PARAMS = (
     "backoff_max",
 )
 _PROVIDERS: dict[tuple[Any, ...], OpenAICompatibleProvider] = {}
+_EMBEDDING_PARAMS = ("timeout", "max_retries", "backoff_base", "backoff_max")
+_EMBEDDERS: dict[tuple[Any, ...], Any] = {}
 _PROVIDERS_LOCK = threading.Lock()
 _PROVIDERS_MAX = 8
 
@@ -45,6 +47,32 @@ def provider_for(run: Run) -> Provider:
     if endpoint.kind == EndpointKind.BASELINE:
         return _baseline_for(run, endpoint.baseline)
     return _chat_provider(endpoint)
+
+
+def embedder_for(run: Run) -> Any:
+    """The OpenAI-compatible embeddings client of the run's endpoint (its `embedding_model`
+    parameter, else its model), or None for a baseline. One per configuration and process."""
+    endpoint = run.endpoint
+    if endpoint is None or endpoint.kind != EndpointKind.OPENAI:
+        return None
+    params = endpoint.params or {}
+    model = params.get("embedding_model") or endpoint.model
+    api_key = secrets.endpoint_api_key(endpoint)
+    settings_used = tuple(sorted((key, params[key]) for key in _EMBEDDING_PARAMS if key in params))
+    key = ("embeddings", endpoint.base_url, model, api_key, settings_used)
+    with _PROVIDERS_LOCK:
+        embedder = _EMBEDDERS.get(key)
+        if embedder is None:
+            # `openai` is imported by the embeddings module: only runs with retrieval pay it.
+            from annotations.inference.embeddings import OpenAIEmbeddingsProvider
+
+            if len(_EMBEDDERS) >= _PROVIDERS_MAX:
+                _EMBEDDERS.pop(next(iter(_EMBEDDERS))).close()
+            embedder = OpenAIEmbeddingsProvider(
+                endpoint.base_url, model, api_key, **dict(settings_used)
+            )
+            _EMBEDDERS[key] = embedder
+        return embedder
 
 
 def judge_for(run: Run) -> ChatProvider | None:

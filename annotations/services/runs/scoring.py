@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from annotations.inference import ChatProvider, ProviderError
-from annotations.models import Family, Item, Prediction, Run, RunKind, RunStatus
+from annotations.models import Family, Item, ItemKind, Prediction, Run, RunKind, RunStatus
 from annotations.scoring import (
     JUDGE_ATTEMPTS,
     VLMEVAL_COMMIT,
@@ -31,6 +31,8 @@ from annotations.scoring import (
 )
 from annotations.selectors.runs import SUMMARY_FIELDS
 from annotations.services.errors import DomainError
+from annotations.services.runs.task_scores import run_tasks_summary
+from annotations.services.runs.tasks import CHOICE_KINDS, TaskInputError, choice_options
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +68,8 @@ UNANSWERED: dict[str, Any] = {
     "lenient_letter": "",
     "lenient_hit": False,
 }
+# Reports, boxes and retrieval pairs have no letter to read: their scores are the task's own.
+NOT_SCORED: dict[str, Any] = {**UNANSWERED, "hit": None, "lenient_hit": None}
 
 
 def reply_read(*, family: str, reply: str, options: Mapping[str, str], answer: str) -> Reading:
@@ -120,7 +124,9 @@ def run_summarize(*, run: Run) -> dict[str, Any]:
     """Accuracy overall and by every summary field present, each with its Wilson 95% interval;
     the lenient score the same way; VLMEvalKit's own table (its `report_acc`, or MedQ-DEG's
     score dict) with the commit whose rules read the answers."""
-    rows = Prediction.objects.filter(run=run).values(
+    # VLMEvalKit's score is over the multiple-choice items (VQA and classification): reports,
+    # boxes and retrieval pairs are scored per task (`tasks`).
+    rows = Prediction.objects.filter(run=run, item__kind__in=CHOICE_KINDS).values(
         "hit",
         "lenient_hit",
         "error",
@@ -149,12 +155,13 @@ def run_summarize(*, run: Run) -> dict[str, Any]:
         **_scores(records),
         "lenient": _scores(lenient),
         "vlmeval": {"commit": VLMEVAL_COMMIT, **_vlmeval_table(run, records)},
+        "tasks": run_tasks_summary(run=run),
         **counts,
     }
 
 
 def _scores(records: list[dict[str, Any]]) -> dict[str, Any]:
-    result = breakdown(records, SUMMARY_FIELDS)
+    result: dict[str, Any] = breakdown(records, SUMMARY_FIELDS)
     by = {
         field: {str(value): _score_json(score) for value, score in scores.items()}
         for field, scores in result["by"].items()
@@ -166,6 +173,7 @@ def _scores(records: list[dict[str, Any]]) -> dict[str, Any]:
 def _vlmeval_table(run: Run, records: list[dict[str, Any]]) -> dict[str, Any]:
     """VLMEvalKit's table over the run's answers (the columns its release file would carry), as
     a header and rows: PostgreSQL's JSON does not keep the order of an object's keys."""
+    table: list[dict[str, Any]]
     if run.benchmark.family == Family.MEDQDEG:
         table = [medqdeg_score_table(records)]
     else:
@@ -225,28 +233,32 @@ def run_rescore(*, run: Run) -> int:
         raise DomainError(_("Wait until the run has ended."), code="not_ended")
     family = run.benchmark.family
     changed: list[Prediction] = []
-    predictions = Prediction.objects.filter(run=run, error="").select_related("item")
+    predictions = Prediction.objects.filter(
+        run=run, error="", item__kind__in=CHOICE_KINDS
+    ).select_related("item")
+    label_sets = run.benchmark.label_sets or {}
     for prediction in predictions.iterator(chunk_size=2000):
         item = prediction.item
         if item.version != prediction.item_version:
             continue
-        reading = reply_read(
-            family=family,
-            reply=prediction.raw_text,
-            options=dict(item.lettered_options),
-            answer=item.answer,
-        )
-        fields = Scored(reading).fields(answer=item.answer)
+        try:
+            options, gold = choice_options(item, label_sets)
+        except TaskInputError:
+            continue
+        reading = reply_read(family=family, reply=prediction.raw_text, options=options, answer=gold)
+        fields = Scored(reading).fields(answer=gold)
         if prediction.judged_by_llm and reading.judge_applies:
             fields.update(
                 {name: getattr(prediction, name) for name in _READINGS if "judge" in name}
             )
             fields.update(extracted=prediction.extracted, hit=prediction.hit)
+        if item.kind == ItemKind.LABEL:
+            fields["label"] = options.get(fields["extracted"], "")
         if any(getattr(prediction, name) != value for name, value in fields.items()):
             for name, value in fields.items():
                 setattr(prediction, name, value)
             changed.append(prediction)
-    Prediction.objects.bulk_update(changed, _READINGS, batch_size=1000)
+    Prediction.objects.bulk_update(changed, [*_READINGS, "label"], batch_size=1000)
     Run.objects.filter(pk=run.pk).update(
         vlmeval_commit=VLMEVAL_COMMIT, summary=run_summarize(run=run)
     )

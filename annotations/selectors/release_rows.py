@@ -1,0 +1,306 @@
+"""Items read for a release as plain rows, a chunk at a time, with their images.
+
+A model instance costs several times more than its row; `ItemRow` carries the fields a release
+writes and answers like an Item where the release (and `pair_export`) asks it to.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from django.db.models import Count, QuerySet, Sum
+from django.db.models.sql.constants import MULTI
+
+from annotations.formats.jsonexport import loads_strict
+from annotations.formats.stream import image_file_name
+from annotations.models import (
+    TAXONOMY_FIELDS,
+    Adjudication,
+    Benchmark,
+    Box,
+    Image,
+    Item,
+    ItemImage,
+    ItemRevision,
+    Review,
+)
+
+CHUNK = 1000
+
+_FIELDS = (
+    "id",
+    "source_index",
+    "question",
+    "hint",
+    "options",
+    "answer",
+    *TAXONOMY_FIELDS,
+    "extra",
+    "clean_twin_id",
+    "degradation_type",
+    "degradation_severity",
+    "degradation_params",
+    "degradation_seed",
+    "status",
+    "version",
+    "case_id",
+)
+
+
+# The JSON columns, by position in a row of _FIELDS: decoded here, not by Django's converters.
+_JSON_POSITIONS = tuple(_FIELDS.index(name) for name in ("options", "extra", "degradation_params"))
+
+
+def raw_rows(queryset: QuerySet) -> list[tuple]:
+    """The rows of a `values_list` query as the driver gives them, without Django's per-cell
+    converters; callers convert JSON text, SQLite's 0/1 booleans and dates (`utc_date`)."""
+    compiler = queryset.query.get_compiler(using=queryset.db)
+    rows: list[tuple] = []
+    for block in compiler.execute_sql(MULTI, chunked_fetch=False):
+        rows.extend(block)
+    return rows
+
+
+def utc_date(value) -> str:
+    """The UTC date of a DateTimeField as the driver gives it: SQLite's text (in UTC) or
+    PostgreSQL's aware datetime (UTC under USE_TZ)."""
+    if isinstance(value, str):
+        return value[:10]
+    return value.date().isoformat()
+
+
+def _decode_json_cells(cells: list) -> None:
+    for position in _JSON_POSITIONS:
+        if cells[position] is not None:
+            cells[position] = loads_strict(cells[position])
+
+
+class ImageRef(NamedTuple):
+    id: int
+    file: str
+    format: str
+    sha256: str
+    size: int
+
+
+class _Twin(NamedTuple):
+    source_index: int
+
+
+@dataclass(slots=True)
+class ItemRow:
+    id: int
+    source_index: int
+    question: str
+    hint: str
+    options: list
+    answer: str
+    category: str
+    l2_category: str
+    split: str
+    task: str
+    subtask: str
+    scene: str
+    dataset: str
+    modality: str
+    source: str
+    extra: dict
+    clean_twin_id: int | None
+    degradation_type: str
+    degradation_severity: str
+    degradation_params: dict | None
+    degradation_seed: int | None
+    status: str
+    version: int
+    case_id: int | None
+    case_code: str | None
+    twin_index: int | None
+    benchmark: Benchmark
+
+    @property
+    def clean_twin(self) -> _Twin | None:
+        return None if self.twin_index is None else _Twin(self.twin_index)
+
+    # The model's own rules, applied to the row.
+    answer_text = Item.answer_text
+    taxonomy = Item.taxonomy
+
+
+def item_chunks(
+    items: QuerySet[Item], benchmark: Benchmark
+) -> Iterator[tuple[list[ItemRow], QuerySet[Item]]]:
+    """(rows, the same items as a query) a chunk at a time, by keyset on the index: no cursor
+    stays open across the export."""
+    columns = (*_FIELDS, "case__case_id", "clean_twin__source_index")
+    last = None
+    while True:
+        page = items if last is None else items.filter(source_index__gt=last)
+        chunk = []
+        for row in raw_rows(page.values_list(*columns)[:CHUNK]):
+            cells = list(row)
+            _decode_json_cells(cells)
+            chunk.append(ItemRow(*cells, benchmark))
+        if not chunk:
+            return
+        bounds = {"source_index__gte": chunk[0].source_index}
+        bounds["source_index__lte"] = chunk[-1].source_index
+        yield chunk, items.filter(**bounds).values("id")
+        last = chunk[-1].source_index
+
+
+def shared_image_ids(items: QuerySet[Item]) -> set[int]:
+    """The images several of the items show: only those are remembered for reuse by index."""
+    rows = (
+        ItemImage.objects.filter(item__in=items)
+        .values("image_id")
+        .annotate(uses=Count("item_id"))
+        .filter(uses__gt=1)
+        .values_list("image_id", flat=True)
+    )
+    return set(rows)
+
+
+def chunk_images(chunk_ids: QuerySet[Item]) -> dict[int, list[ImageRef]]:
+    """The ordered images of each item of a chunk, in one query."""
+    images: dict[int, list[ImageRef]] = {}
+    rows = (
+        ItemImage.objects.filter(item_id__in=chunk_ids)
+        .order_by("item_id", "position")
+        .values_list(
+            "item_id",
+            "image_id",
+            "image__file",
+            "image__format",
+            "image__sha256",
+            "image__size_bytes",
+        )
+    )
+    for item_id, *image in raw_rows(rows):
+        images.setdefault(item_id, []).append(ImageRef(*image))
+    return images
+
+
+def chunk_revisions(ids: QuerySet) -> dict[int, list[dict]]:
+    found: dict[int, list[dict]] = defaultdict(list)
+    rows = (
+        ItemRevision.objects.filter(item_id__in=ids)
+        .order_by("item_id", "version")
+        .values_list("item_id", "version", "replaced_version", "reason", "created_at")
+    )
+    for item_id, version, replaced, reason, created in raw_rows(rows):
+        found[item_id].append(
+            {
+                "version": version,
+                "replaced_version": replaced,
+                "reason": reason,
+                "date": utc_date(created),
+            }
+        )
+    return found
+
+
+def empty_reviews() -> dict:
+    return {"count": 0, "verdicts": {}, "reject_reasons": {}}
+
+
+def chunk_reviews(ids: QuerySet) -> dict[int, dict]:
+    found: dict[int, dict] = {}
+    rows = (
+        Review.objects.filter(item_id__in=ids)
+        .order_by("item_id", "id")
+        .values_list("item_id", "verdict", "reason", "answerable", "realism", "severity_judgement")
+    )
+    for item_id, verdict, reason, answerable, realism, severity in raw_rows(rows):
+        summary = found.setdefault(item_id, {**empty_reviews(), "_pair": Counter()})
+        summary["count"] += 1
+        summary["verdicts"][verdict] = summary["verdicts"].get(verdict, 0) + 1
+        if reason:
+            summary["reject_reasons"][reason] = summary["reject_reasons"].get(reason, 0) + 1
+        if answerable is not None:
+            summary["_pair"]["answerable" if answerable else "unanswerable"] += 1
+        if realism is not None:
+            summary["_pair"][f"realism_{realism}"] += 1
+        if severity:
+            summary["_pair"][f"severity_{severity}"] += 1
+    for summary in found.values():
+        pair = summary.pop("_pair")
+        if pair:
+            summary["pair"] = dict(sorted(pair.items()))
+    return found
+
+
+def chunk_adjudications(ids: QuerySet) -> dict[int, dict]:
+    found: dict[int, dict] = {}
+    rows = (
+        Adjudication.objects.filter(item_id__in=ids)
+        .order_by("item_id", "created_at", "id")
+        .values_list("item_id", "choice", "rejected", "item_version", "created_at")
+    )
+    for item_id, choice, rejected, version, created in raw_rows(rows):
+        # The latest decision is the one in force.
+        found[item_id] = {
+            "choice": choice,
+            "rejected": bool(rejected),  # SQLite gives 0/1
+            "item_version": version,
+            "date": utc_date(created),
+        }
+    return found
+
+
+def chunk_boxes_2d(image_ids: QuerySet) -> list[tuple[int | None, int, dict]]:
+    """(owner item or None, image id, box) of the boxes drawn on the chunk's images."""
+    rows = (
+        Box.objects.filter(volume__isnull=True, image_id__in=image_ids)
+        .exclude(state__in=Box.LEFT_OUT)
+        .order_by("id")
+        .values_list(
+            "item_id", "image_id", "image__sha256", "label", "state", "x0", "y0", "x1", "y1"
+        )
+    )
+    return [
+        (
+            owner,
+            image_id,
+            {
+                "kind": "2d",
+                "image": sha,
+                "label": label,
+                "state": state,
+                "pixels": [x0, y0, x1, y1],
+            },
+        )
+        for owner, image_id, sha, label, state, x0, y0, x1, y1 in raw_rows(rows)
+    ]
+
+
+def coco_rows(items: QuerySet[Item]) -> tuple[Iterator[dict], Iterator[dict]]:
+    """(images, boxes) of the COCO file of the items' 2D boxes, rejected ones left out; image ids
+    are the stored images' ids, file names those of the release's images/ folder."""
+    image_ids = ItemImage.objects.filter(item__in=items).values("image_id")
+    boxes = (
+        Box.objects.filter(volume__isnull=True, image_id__in=image_ids)
+        .exclude(state__in=Box.LEFT_OUT)
+        .order_by("image_id", "id")
+    )
+    images = Image.objects.filter(id__in=boxes.values("image_id")).order_by("id")
+    image_rows = images.values_list("id", "sha256", "format", "width", "height")
+    box_rows = boxes.values_list("image_id", "label", "x0", "y0", "x1", "y1")
+    return (
+        (
+            {"id": i, "file_name": image_file_name(sha, f), "sha256": sha, "width": w, "height": h}
+            for i, sha, f, w, h in image_rows.iterator(chunk_size=2000)
+        ),
+        (
+            {"image_id": i, "label": label, "x": x0, "y": y0, "width": x1 - x0, "height": y1 - y0}
+            for i, label, x0, y0, x1, y1 in box_rows.iterator(chunk_size=2000)
+        ),
+    )
+
+
+def images_bytes(items: QuerySet[Item]) -> int:
+    """The stored size of the distinct images the items show."""
+    image_ids = ItemImage.objects.filter(item__in=items).values("image_id")
+    return Image.objects.filter(id__in=image_ids).aggregate(n=Sum("size_bytes"))["n"] or 0

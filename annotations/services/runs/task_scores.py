@@ -1,0 +1,201 @@
+"""A run's scores per task (Gastric-X's five), through the pure `scoring.tasks` layer.
+
+Retrieval pairs are ranked here, when the run is scored: a pair's rank depends on every other
+pair of the run (cosine similarity within the run's items of the benchmark), so it is written on
+the predictions then, not when each answer arrives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotations.models import Item, ItemKind, Prediction, Run
+from annotations.scoring.boxes import box_on_slice
+from annotations.scoring.retrieval import CrossModalRanks, cross_modal_ranks
+from annotations.scoring.tasks import (
+    TASK_KEYS,
+    BoxOutcome,
+    ChoiceOutcome,
+    ReportOutcome,
+    build_tasks_summary,
+)
+from annotations.selectors.runs import TASK_OF_KIND
+from annotations.services.runs.tasks import box_truth, label_field, report_kind
+
+TASK_RESAMPLES = 1000
+_FIELDS = (
+    "pk",
+    "error",
+    "raw_text",
+    "extracted",
+    "label",
+    "box",
+    "slice_boxes",
+    "embedding",
+    "item__kind",
+    "item__answer",
+    "item__reference",
+    "item__target",
+    "item__task",
+    "item__case_id",
+)
+
+
+@dataclass
+class _Outcomes:
+    vqa: list[ChoiceOutcome] = field(default_factory=list)
+    classification: list[ChoiceOutcome] = field(default_factory=list)
+    reports: list[ReportOutcome] = field(default_factory=list)
+    boxes: list[BoxOutcome] = field(default_factory=list)
+    slices: list[BoxOutcome] = field(default_factory=list)
+    pairs: list[tuple[int, int, dict[str, list[float]]]] = field(default_factory=list)
+    answered: Counter[str] = field(default_factory=Counter)  # by task, without an error
+
+
+def _item(row: dict[str, Any]) -> Item:
+    """An unsaved Item carrying what the task readers look at."""
+    return Item(
+        kind=row["item__kind"],
+        answer=row["item__answer"],
+        reference=row["item__reference"],
+        target=row["item__target"],
+        task=row["item__task"],
+    )
+
+
+def _outcomes(rows: Iterable[dict[str, Any]]) -> _Outcomes:
+    found = _Outcomes()
+    for row in rows:
+        kind, item = row["item__kind"], _item(row)
+        answered = not row["error"]
+        found.answered[TASK_OF_KIND[kind]] += answered
+        if kind == ItemKind.MCQ:
+            found.vqa.append(ChoiceOutcome(item.answer, row["extracted"] or None))
+        elif kind == ItemKind.LABEL:
+            predicted = row["label"] or None
+            found.classification.append(ChoiceOutcome(item.answer, predicted, label_field(item)))
+        elif kind == ItemKind.OPEN:
+            text = row["raw_text"] if answered and row["raw_text"].strip() else None
+            found.reports.append(ReportOutcome(item.reference, text, report_kind(item)))
+        elif kind == ItemKind.BOX:
+            _box_outcomes(found, item, row)
+        elif kind == ItemKind.RETRIEVAL and answered and row["embedding"]:
+            found.pairs.append((row["pk"], row["item__case_id"], row["embedding"]))
+    return found
+
+
+def _box_outcomes(found: _Outcomes, item: Item, row: dict[str, Any]) -> None:
+    truth = box_truth(item)
+    if truth is None:
+        return
+    found.boxes.append(BoxOutcome(truth, row["box"] if not row["error"] else None))
+    # 2D per slice: each slice asked that the target crosses, against the target's section.
+    for z, box in (row["slice_boxes"] or {}).items():
+        section = box_on_slice(truth, int(z)) if len(truth) == 6 else None
+        if section is not None:
+            found.slices.append(BoxOutcome(section, box))
+
+
+def _ranks(pairs: list[tuple[int, int, dict[str, list[float]]]]) -> CrossModalRanks | None:
+    if not pairs:
+        return None
+    cases = sorted({case for _pk, case, _e in pairs})
+    position = {case: n for n, case in enumerate(cases)}
+    case_vectors: dict[int, list[float]] = {}
+    for _pk, case, embedding in pairs:
+        case_vectors.setdefault(case, embedding["case"])
+    return cross_modal_ranks(
+        [embedding["report"] for _pk, _c, embedding in pairs],
+        [case_vectors[case] for case in cases],
+        [position[case] for _pk, case, _e in pairs],
+    )
+
+
+def _rows(run: Run):
+    return Prediction.objects.filter(run=run).order_by("item__source_index").values(*_FIELDS)
+
+
+def retrieval_ranks_store(*, run: Run) -> None:
+    """Write each retrieval pair's ranks (report -> its case, its case -> its reports)."""
+    rows = _rows(run).filter(item__kind=ItemKind.RETRIEVAL, error="")
+    found = _outcomes(rows.iterator(chunk_size=500))
+    ranks = _ranks(found.pairs)
+    if ranks is None:
+        return
+    case_rank = dict(zip(ranks.queried_cases, ranks.case_to_report, strict=True))
+    predictions = []
+    for (pk, _case, _e), to_case, case in zip(
+        found.pairs, ranks.report_to_case, ranks.report_case, strict=True
+    ):
+        predictions.append(
+            Prediction(pk=pk, report_to_case_rank=to_case, case_to_report_rank=case_rank[case])
+        )
+    Prediction.objects.bulk_update(
+        predictions, ["report_to_case_rank", "case_to_report_rank"], batch_size=1000
+    )
+
+
+def run_tasks_summary(*, run: Run, resamples: int = TASK_RESAMPLES) -> dict[str, Any]:
+    """The run's scores per task, each with its bootstrap 95% interval (`scoring.tasks`), and
+    how many items of each task it answered."""
+    found = _outcomes(_rows(run).iterator(chunk_size=2000))
+    label_sets = _label_sets(run, found.classification)
+    summary = build_tasks_summary(
+        vqa=found.vqa,
+        classification=found.classification,
+        label_sets=label_sets,
+        reports=found.reports,
+        localization=found.boxes,
+        retrieval=_ranks(found.pairs),
+        resamples=resamples,
+        seed=run.seed,
+    )
+    if found.slices:
+        by_slice = build_tasks_summary(localization=found.slices, resamples=resamples)
+        summary["localization"]["by_slice"] = {
+            name: by_slice["localization"][name] for name in TASK_KEYS["localization"]
+        }
+    summary["counts"] = {
+        "vqa": len(found.vqa),
+        "classification": len(found.classification),
+        "report_generation": len(found.reports),
+        "localization": len(found.boxes),
+        "retrieval": len(found.pairs),
+    }
+    summary["answered"] = {task: found.answered[task] for task in TASK_KEYS}
+    return _json_safe(summary)
+
+
+def _label_sets(run: Run, outcomes: list[ChoiceOutcome]) -> dict[str, list[str]]:
+    """The benchmark's label sets; a field without one (or whose set misses a true label) is
+    scored over the labels seen, so that a run is scored rather than refused."""
+    sets = {name: list(labels) for name, labels in (run.benchmark.label_sets or {}).items()}
+    for outcome in outcomes:
+        labels = sets.setdefault(outcome.field, [])
+        if outcome.truth not in labels:
+            labels.append(outcome.truth)
+    return sets
+
+
+def tasks_block(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Exactly the issue's `tasks` keys (each metric's value, interval and n) from a summary."""
+    tasks = summary.get("tasks") or {}
+    return {
+        task: {name: (tasks.get(task) or {}).get(name) for name in names}
+        for task, names in TASK_KEYS.items()
+    }
+
+
+def _json_safe(value: Any) -> Any:
+    # PostgreSQL's JSON has no NaN: an undefined value is stored as null.
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(key): _json_safe(v) for key, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value

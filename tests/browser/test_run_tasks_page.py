@@ -1,0 +1,41 @@
+"""A curator reads a Gastric-X run's page: the scores of each task with their intervals, the
+confusion matrix, the prompts per task; and the leaderboard of one task."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotations.selectors.cases import memmaps
+from annotations.services import runs as run_services
+from tests.browser.conftest import screenshot
+from tests.factories import make_personas
+from tests.runs.gastric_tasks import chat_script, embeddings_script, make_task_benchmark
+from tests.runs.helpers import make_endpoint
+from tests.support.fake_openai import FakeOpenAIServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_the_run_page_shows_the_scores_of_every_task(page, live_server, login, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    memmaps.clear()
+    people = make_personas()
+    made = make_task_benchmark("gx-run-page")
+    with FakeOpenAIServer(chat_script(made), embeddings=embeddings_script(made)) as server:
+        endpoint = make_endpoint(server.base_url, name="vlm-page")
+        run = run_services.run_create(benchmark=made.benchmark, endpoint=endpoint, enqueue=False)
+        run_services.run_execute(run_id=run.pk, poll_seconds=0.05)
+
+    login(people["curator"].username)
+    page.goto(f"{live_server.url}/runs/{run.pk}/")
+    cards = page.locator(".task-card")
+    assert cards.count() == 5
+    classification = page.locator('.task-card[data-task="classification"]')
+    assert "0.750" in classification.inner_text()
+    assert page.locator('[data-testid="confusion-t"] td.diag').count() == 4
+    page.locator(".task-prompts summary").click()
+    assert page.locator('pre.prompt[data-task="localization"]').is_visible()
+    screenshot(page, "run_tasks")
+    page.goto(f"{live_server.url}/benchmarks/gx-run-page/leaderboard/?task=retrieval")
+    assert page.locator('[data-testid="task-leaderboard"] tbody tr').count() == 1
+    screenshot(page, "leaderboard_retrieval")
