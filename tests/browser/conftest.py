@@ -51,7 +51,8 @@ def login(page, live_server):
     from tests.factories import PASSWORD
 
     def do_login(username: str, password: str = PASSWORD):
-        page.goto(f"{live_server.url}/login/")
+        # The first page of a session also waits for Chromium to start: slow on a busy machine.
+        page.goto(f"{live_server.url}/login/", timeout=60_000)
         page.fill("#id_username", username)
         page.fill("#id_password", password)
         page.click("button[type=submit]")

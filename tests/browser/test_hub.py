@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from annotations.models import Benchmark, ItemKind, ItemStatus
+from annotations.models import Benchmark, Item, ItemKind, ItemStatus
+from annotations.services.imports import benchmark_import
 from annotations.services.review import assignments_create
 from annotations.tasks import imports as import_tasks
+from demo.endobench import write_endobench_tsv
 from tests.browser.conftest import nav, screenshot
 from tests.core.test_import import ENDO_HEADER, endo_row
-from tests.factories import make_benchmark, make_item, make_personas, make_user
+from tests.factories import make_benchmark, make_personas, make_user
 from tests.formats.builders import b64, jpeg_bytes, write_tsv
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -30,23 +32,24 @@ def people():
 
 
 @pytest.fixture
-def endo(people):
-    benchmark = make_benchmark("endobench-demo", family="endobench")
-    for index in range(1, 25):
-        fields = {"kind": ItemKind.OPEN, "answer": "", "reference": "A sessile polyp."}
-        make_item(
-            benchmark,
-            index=index,
-            image=jpeg_bytes(size=(320, 240), color=(40 + 8 * index, 90, 60 + 5 * index)),
-            category=("Landmark", "Lesion", "Instrument")[index % 3],
-            **(fields if index % 6 == 0 else {}),
-        )
+def endo(people, tmp_path):
+    """The demo's EndoBench frames and questions (as `seed_demo` makes them), a third of them
+    double-assigned, a few already settled, a few open-answer items."""
+    source = write_endobench_tsv(tmp_path / "endobench.tsv", seed=0, n_items=24)
+    benchmark = benchmark_import(
+        path=source, family="endobench", name="endobench-demo", user=people["curator"]
+    )
+    ordered = list(benchmark.items.order_by("source_index").values_list("pk", flat=True))
+    Item.objects.filter(pk__in=ordered[5::6]).update(kind=ItemKind.OPEN)
     assignments_create(
         benchmark=benchmark, reviewers=[people["reviewer"], people["reviewer2"]], per_item=2,
-        filters={"category": "Lesion"},
+        filters={"category": benchmark.items.order_by("source_index")[0].category},
     )  # fmt: skip
-    benchmark.items.filter(source_index__in=[3, 9]).update(status=ItemStatus.AGREED)
-    benchmark.items.filter(source_index=15).update(status=ItemStatus.DISPUTED)
+    assigned = list(
+        benchmark.items.filter(status=ItemStatus.IN_REVIEW).values_list("pk", flat=True)
+    )
+    Item.objects.filter(pk__in=assigned[:2]).update(status=ItemStatus.AGREED)
+    Item.objects.filter(pk__in=assigned[2:3]).update(status=ItemStatus.DISPUTED)
     return benchmark
 
 
@@ -60,10 +63,11 @@ def test_a_curator_finds_every_action_and_the_reviewers_load(page, live_server, 
     for key in ("agreement", "triage", "leaderboard", "degrade"):
         assert page.is_visible(f"[data-action={key}]"), key
     load = page.locator("[data-reviewer-load] tbody tr").all_inner_texts()
-    assert any(row.split("\t")[0] == "alice" for row in load)
+    open_alice = endo.items.filter(assignments__reviewer__username="alice").count()
+    assert f"alice\t{open_alice}\t{open_alice}" in load
     assert "rosa\t0\t0" in load  # a reviewer with no work yet is listed for a fair share
     kinds = page.locator("[data-hub-kinds]").inner_text()
-    assert "Multiple choice 20" in kinds and "Open answer 4" in kinds
+    assert "Multiple choice 20" in kinds and "Open answer 4" in kinds, kinds
     page.locator("table.items img.thumb").first.scroll_into_view_if_needed()
     page.wait_for_function("document.querySelector('table.items img.thumb').naturalWidth > 0")
     thumbs = page.eval_on_selector_all(
@@ -83,7 +87,8 @@ def test_a_reviewer_sees_their_work_and_no_curating_action(page, live_server, lo
     login("alice")
     page.goto(f"{live_server.url}/benchmarks/endobench-demo/")
     page.wait_for_selector("[data-hub-mine]")
-    assert "8 open · 0 done" in page.inner_text("[data-hub-mine]")
+    mine = endo.items.filter(assignments__reviewer__username="alice").count()
+    assert f"{mine} open · 0 done" in page.inner_text("[data-hub-mine]")
     assert page.is_visible("[data-action=review]")
     for key in ("assign", "baseline-open", "import", "releases", "release-new", "runs", "triage"):
         assert page.locator(f"[data-action={key}]").count() == 0, key

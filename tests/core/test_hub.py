@@ -7,12 +7,14 @@ from django.urls import reverse
 from annotations.access import CURATOR, REVIEWER
 from annotations.models import Item, ItemKind, ItemStatus
 from tests.access.helpers import (
+    SECRET,
     AccessTestCase,
     assigned,
     end_baseline,
     open_baseline,
     people_with_combinations,
     review,
+    secret_reject,
 )
 from tests.factories import make_item, make_user
 
@@ -67,6 +69,13 @@ class HubTest(AccessTestCase):
         self.assertNotContains(response, "data-reviewer-load")
         self.assertContains(response, "2 open · 1 done")
         self.assertEqual(response.context["hub"].reviewers, [])
+
+    def test_a_blinded_reviewer_sees_nothing_of_the_other_review(self):
+        secret_reject(self.items[0], self.people["reviewer2"])  # alice's review is still open
+        response = self.page("reviewer", self.url)
+        self.assert_hidden(response, 200, SECRET, "ambiguous", "Rejected <b>1")
+        self.assertEqual(response.context["hub"].by_status["in_review"], 3)
+        self.assertNotContains(response, reverse("item-history", args=[self.items[0].pk]))
 
     def test_an_adjudicator_is_sent_to_the_disputes(self):
         review(self.items[0], self.people["reviewer"], "accept")

@@ -88,6 +88,7 @@ ALLOWED = {
     "images",
     "manifest",
     "json",
+    "zip",
     "KB",
     "MB",
     "GB",
