@@ -76,7 +76,7 @@ def release_preview(
     statuses = dict(items.order_by().values_list("status").annotate(n=Count("id")))
     released = items if include_all else items.curated()
     by_status = [
-        (status.label, statuses[status], include_all or status in CURATED_STATUSES)
+        (str(status.label), statuses[status], include_all or status in CURATED_STATUSES)
         for status in ItemStatus
         if status in statuses
     ]
