@@ -9,6 +9,7 @@ from django.utils.translation import gettext
 
 from annotations.models import (
     CURATED_STATUSES,
+    TAXONOMY_FIELDS,
     Benchmark,
     Item,
     ItemRevision,
@@ -16,12 +17,14 @@ from annotations.models import (
     Release,
     ReleaseItem,
 )
-from annotations.services.releases import FILTER_FIELDS
 
 # The filters offered on the new-release form, in the order a curator thinks of them.
 FORM_FILTERS = ("split", "category", "task", "scene", "modality", "dataset", "degradation_type")
 DIFF_LIMIT = 200
 CONTENT_FIELDS = ("question", "hint", "options", "answer")
+
+# The fields a release may be filtered on.
+FILTER_FIELDS = (*TAXONOMY_FIELDS, "degradation_type", "degradation_severity")
 
 
 def release_list(*, benchmark: Benchmark | None = None) -> QuerySet[Release]:

@@ -9,12 +9,12 @@ from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext, gettext_lazy
 
 from annotations.models import TAXONOMY_FIELDS, Benchmark, Family, Item
+from annotations.selectors.releases import FILTER_FIELDS
 from annotations.services.errors import DomainError
 from annotations.services.imports import COLUMN_FIELDS
 from annotations.services.pair_export import PAIR_TSV_COLUMNS
 
 # Fields a release may be filtered on (each to a list of allowed values).
-FILTER_FIELDS = (*TAXONOMY_FIELDS, "degradation_type", "degradation_severity")
 # VLMEvalKit scores a dataset circularly when its name contains one of these.
 FORBIDDEN_NAME_PARTS = ("mmbench", "ccbench", "circular", "mmcr")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
