@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 # The settings keep DEBUG off unless told: the demo server and the test suite are development.
 export DEBUG ?= 1
 
-.PHONY: run test chromium gettext lint check-deploy integration clean
+.PHONY: run test chromium gettext lint architecture typecheck check-deploy integration clean
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,8 @@ gettext:
 test: $(VENV)/.installed-test chromium gettext
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(MAKE) --no-print-directory architecture
+	$(MAKE) --no-print-directory typecheck
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(MAKE) --no-print-directory check-deploy
@@ -57,6 +59,14 @@ check-deploy: $(VENV)/.installed
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+# The layering rules of .importlinter (tests/test_architecture.py shows each one catches a leak).
+architecture: $(VENV)/.installed-test
+	$(VENV)/bin/lint-imports
+
+# mypy with django-stubs on services, selectors, formats, scoring and inference (pyproject.toml).
+typecheck: $(VENV)/.installed-test
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf var .pytest_cache

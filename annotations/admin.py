@@ -5,6 +5,20 @@ from django.contrib import admin
 from annotations import models
 
 
+class ReadOnly:
+    """Reviewed and curated content changes only through the app's pages and services, which keep
+    its revisions, history and immutability; the admin shows it and writes nothing."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(models.Benchmark)
 class BenchmarkAdmin(admin.ModelAdmin):
     list_display = ("name", "family", "created_at")
@@ -38,21 +52,19 @@ class VolumeAdmin(admin.ModelAdmin):
     list_filter = ("phase",)
 
 
-class ItemImageInline(admin.TabularInline):
+class ItemImageInline(ReadOnly, admin.TabularInline):
     model = models.ItemImage
     extra = 0
     raw_id_fields = ("image",)
 
 
-class ItemRevisionInline(admin.TabularInline):
+class ItemRevisionInline(ReadOnly, admin.TabularInline):
     model = models.ItemRevision
     extra = 0
-    readonly_fields = ("version", "replaced_version", "content", "reason", "author", "created_at")
-    can_delete = False
 
 
 @admin.register(models.Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("source_index", "benchmark", "category", "status", "version")
     list_filter = ("benchmark", "status", "split", "modality")
     search_fields = ("question",)
@@ -61,14 +73,24 @@ class ItemAdmin(admin.ModelAdmin):
     list_select_related = ("benchmark",)
 
 
+@admin.register(models.ItemRevision)
+class ItemRevisionAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("item", "version", "reason", "author", "created_at")
+    list_filter = ("reason",)
+    list_select_related = ("item", "author")
+
+
 @admin.register(models.Box)
-class BoxAdmin(admin.ModelAdmin):
+class BoxAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("id", "label", "volume", "image", "state", "version")
     list_filter = ("label", "state")
     raw_id_fields = ("image", "volume", "item")
 
 
-admin.site.register(models.BoxRevision)
+@admin.register(models.BoxRevision)
+class BoxRevisionAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("box", "version", "label", "state", "reason", "author", "created_at")
+    list_filter = ("reason", "state")
 
 
 @admin.register(models.Assignment)
@@ -78,14 +100,14 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Review)
-class ReviewAdmin(admin.ModelAdmin):
+class ReviewAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("item", "reviewer", "item_version", "verdict", "reason", "created_at")
     list_filter = ("verdict", "reason")
     raw_id_fields = ("item",)
 
 
 @admin.register(models.Adjudication)
-class AdjudicationAdmin(admin.ModelAdmin):
+class AdjudicationAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("item", "adjudicator", "choice", "created_at")
     raw_id_fields = ("item", "review_a", "review_b")
 
@@ -117,6 +139,5 @@ class GradeAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Release)
-class ReleaseAdmin(admin.ModelAdmin):
+class ReleaseAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("name", "version", "benchmark", "status", "item_count", "published_at")
-    readonly_fields = ("manifest",)

@@ -142,6 +142,66 @@ def import_warning_label(code: str) -> str:
     return str(IMPORT_WARNING_LABELS.get(code, code))
 
 
+# Why an import was refused (RowProblem codes of annotations.formats), in plain words. A problem
+# without a code keeps the reader's own (English) reason.
+IMPORT_PROBLEM_LABELS = {
+    "unnamed_column": _("A column of the header has no name."),
+    "duplicate_column": _("This column name appears twice in the header."),
+    "missing_column": _("This required column is missing."),
+    "missing_image_column": _("The file has neither an image column nor an image_path column."),
+    "empty_file": _("The file is empty: it has no header row."),
+    "no_items": _("The file holds no item."),
+    "cell_count": _(
+        "This row has another number of cells than the header (a tab too many or too few?)."
+    ),
+    "empty_question": _("The question is empty."),
+    "bad_answer": _("The answer is not one of the item's options."),
+    "bad_index": _("The index is not a whole number the database can hold."),
+    "duplicate_index": _("Another row already uses this index."),
+    "empty_image": _("The image cell is empty."),
+    "image_not_readable": _(
+        "The image cannot be read: the cell holds neither a valid base64 image nor the index "
+        "of another row (is it broken or cut short?)."
+    ),
+    "image_reference": _("The row reuses the image of another row that has no usable image."),
+    "cell_too_large": _("The cell is larger than the import limit."),
+    "too_long": _("The value is longer than this field can hold."),
+    "unreadable_text": _("The text cannot be read (not UTF-8, or a broken quote)."),
+    "truncated": _("The file ends inside a quoted cell: it looks cut short."),
+    "not_an_object": _("This item is not a JSON object."),
+    "not_json": _("The file is not a JSON array of items."),
+    "not_zip": _("The file is not a readable zip archive."),
+    "unsafe_zip_entry": _("This zip entry would be written outside its folder: refused."),
+    "zip_too_large": _("The zip unpacks to more than the limit: refused."),
+    "no_json": _("The zip holds no EndoBench JSON file, or more than one."),
+    "bad_cell": _("The cell cannot be read."),
+}
+_ZIP_CODES = frozenset({"unsafe_zip_entry", "zip_too_large"})
+
+
+def import_problem(problem: dict | str) -> dict[str, str]:
+    """A stored import problem (a job's report) as `where`, `text` (in the reader's language)
+    and `detail` (what the reader found, in the file's terms)."""
+    if isinstance(problem, str):  # jobs stored before problems had codes
+        return {"where": "", "text": problem, "detail": "", "code": ""}
+    row, column, code = problem.get("row", 0), problem.get("column"), problem.get("code", "")
+    if row:
+        where = _("Row %(row)s") % {"row": row}
+        if column:
+            where = _("Row %(row)s, column “%(column)s”") % {"row": row, "column": column}
+    elif column and code in _ZIP_CODES:
+        where = _("Zip entry “%(name)s”") % {"name": column}
+    elif column:
+        where = _("Header, column “%(column)s”") % {"column": column}
+    else:
+        where = _("The file")
+    label = IMPORT_PROBLEM_LABELS.get(code)
+    reason = problem.get("reason", "")
+    if label is None:
+        return {"where": str(where), "text": reason, "detail": "", "code": code}
+    return {"where": str(where), "text": str(label), "detail": reason, "code": code}
+
+
 _VALUE_LABELS = {
     "task": task_label,
     "degradation_type": kind_label,

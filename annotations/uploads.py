@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.template.defaultfilters import filesizeformat
+from django.utils.translation import gettext as _
 
 # Room for the form's other fields and the multipart headers beside the file itself.
 FORM_ROOM_BYTES = 1024**2
@@ -41,3 +43,10 @@ class LimitedUploadHandler(FileUploadHandler):
         if self.request is not None:
             self.request.upload_refused = True
         raise StopUpload(connection_reset=True)
+
+
+def too_large_message() -> str:
+    """The refusal of an upload past MAX_UPLOAD_BYTES, in the reader's language."""
+    return _("The file is larger than the upload limit of %(limit)s; nothing was read past it.") % {
+        "limit": filesizeformat(settings.MAX_UPLOAD_BYTES)
+    }

@@ -4,6 +4,7 @@ from django.urls import path
 
 from annotations.views import adjudication as adjudication_views
 from annotations.views import agreement as agreement_views
+from annotations.views import benchmarks as benchmark_views
 from annotations.views import cases as case_views
 from annotations.views import core, imports, item_edit
 from annotations.views import grading as grading_views
@@ -19,7 +20,7 @@ from annotations.views import volumes as volume_views
 urlpatterns = [
     path("", core.dashboard, name="dashboard"),
     path("benchmarks/import/", imports.benchmark_import_view, name="benchmark-import"),
-    path("benchmarks/<slug:name>/", core.benchmark_detail, name="benchmark"),
+    path("benchmarks/<slug:name>/", benchmark_views.benchmark_hub_view, name="benchmark"),
     path("jobs/", job_views.job_list, name="jobs"),
     path("jobs/<int:pk>/", imports.job_detail, name="job"),
     path(

@@ -10,10 +10,10 @@ import pytest
 import SimpleITK as sitk
 from PIL import Image
 
-from annotations.demo import DemoFiles, build_demo_files
-from annotations.demo.endobench import ENDOBENCH_COLUMNS, write_endobench_tsv
-from annotations.demo.medqdeg import MEDQDEG_COLUMNS, MODALITIES, write_medqdeg_tsv
 from annotations.imaging.synthct import PHASES
+from demo import DemoFiles, build_demo_files
+from demo.endobench import ENDOBENCH_COLUMNS, write_endobench_tsv
+from demo.medqdeg import MEDQDEG_COLUMNS, MODALITIES, write_medqdeg_tsv
 
 ENDOBENCH_ITEMS = 16
 MEDQDEG_ITEMS = 9

@@ -1,10 +1,16 @@
 from __future__ import annotations
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
 
+from annotations.api import benchmarks as benchmark_api
 from annotations.api import cases as case_api
 from annotations.api import human_baseline as baseline_api
+from annotations.api import imports as import_api
 from annotations.api import releases as release_api
 from annotations.api import review as review_api
 from annotations.api import runs as run_apis
@@ -15,6 +21,18 @@ urlpatterns = [
     path("token/", views.TokenObtainApi.as_view(), name="api-token"),
     path("token/revoke/", views.TokenRevokeApi.as_view(), name="api-token-revoke"),
     path("benchmarks/", views.BenchmarkListApi.as_view(), name="api-benchmarks"),
+    path(
+        "benchmarks/<slug:name>/items/",
+        benchmark_api.BenchmarkItemListApi.as_view(),
+        name="api-benchmark-items",
+    ),
+    path(
+        "benchmarks/<slug:name>/cases/",
+        benchmark_api.BenchmarkCaseListApi.as_view(),
+        name="api-benchmark-cases",
+    ),
+    path("imports/", import_api.ImportCreateApi.as_view(), name="api-imports"),
+    path("jobs/<int:pk>/", import_api.JobDetailApi.as_view(), name="api-job"),
     path("cases/<int:pk>/", case_api.CaseDetailApi.as_view(), name="api-case"),
     path("volumes/<int:pk>/", case_api.VolumeDetailApi.as_view(), name="api-volume"),
     path("volumes/<int:pk>/boxes/", case_api.VolumeBoxesApi.as_view(), name="api-volume-boxes"),
@@ -88,4 +106,5 @@ urlpatterns = [
     path("releases/<int:pk>/", release_api.ReleaseDetailApi.as_view(), name="api-release"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
 ]

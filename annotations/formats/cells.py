@@ -27,7 +27,12 @@ _WHITESPACE = re.compile(r"\s+")
 
 
 class CellError(ValueError):
-    """A cell's content is unusable; the message is shown to the curator."""
+    """A cell's content is unusable; the message says what was found, `code` why (a reason
+    code the app translates)."""
+
+    def __init__(self, message: str, code: str = "bad_cell") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -67,29 +72,31 @@ def parse_image_cell(
     checked (`prepare_image`) and without their metadata.
     """
     if not text.strip():
-        raise CellError("empty image cell (VLMEvalKit drops such rows)")
+        raise CellError("empty image cell (VLMEvalKit drops such rows)", "empty_image")
     if len(text) > limits.max_cell_bytes:
         raise CellError(
-            f"image cell of {len(text):,} characters is over the limit of {limits.max_cell_bytes:,}"
+            f"image cell of {len(text):,} characters is over the limit of {limits.max_cell_bytes:,}",
+            "cell_too_large",
         )
     if len(text) <= MAX_REFERENCE_CHARS:
         reference = parse_integer(text)
         if reference is None:
             raise CellError(
                 f"a cell of {len(text)} characters is read as the index of another row, "
-                f"but {text.strip()!r} is not an integer"
+                f"but {text.strip()!r} is not an integer",
+                "image_not_readable",
             )
         return ImageCell(reference=reference)
     if text.lstrip().startswith("["):
         encoded = parse_string_list(text)
         if not encoded:
-            raise CellError("empty list of images")
+            raise CellError("empty list of images", "empty_image")
         cell = ImageCell()
         for number, item in enumerate(encoded, start=1):
             try:
                 _add_image(cell, item, validate_images, limits)
             except CellError as exc:
-                raise CellError(f"image {number} of {len(encoded)}: {exc}") from None
+                raise CellError(f"image {number} of {len(encoded)}: {exc}", exc.code) from None
         return cell
     cell = ImageCell()
     _add_image(cell, text, validate_images, limits)
@@ -104,7 +111,9 @@ def _add_image(cell: ImageCell, text: str, validate: bool, limits: ReadLimits) -
     try:
         prepared = prepare_image(data, max_pixels=limits.max_image_pixels)
     except ImageError as exc:
-        raise CellError(f"base64 does not hold a usable image: {exc}") from None
+        raise CellError(
+            f"base64 does not hold a usable image: {exc}", "image_not_readable"
+        ) from None
     cell.images.append(prepared.data)
     cell.infos.append(prepared.info)
     cell.removed.append(prepared.removed)
@@ -120,7 +129,9 @@ def decode_base64(text: str) -> bytes:
         try:
             return pybase64.b64decode(cleaned, validate=True)
         except (binascii.Error, ValueError):
-            raise CellError(f"broken base64: {_base64_reason(text, cleaned)}") from None
+            raise CellError(
+                f"broken base64: {_base64_reason(text, cleaned)}", "image_not_readable"
+            ) from None
 
 
 def decode_image(text: str, *, validate_images: bool = True) -> bytes:

@@ -158,9 +158,11 @@ class EndoBenchJsonReader:
         self, number: int, item: Any, letters: list[str], extra_columns: list[str]
     ) -> tuple[McqRow | None, list[RowProblem]]:
         if not isinstance(item, dict):
-            return None, [RowProblem(number, None, "item is not a JSON object")]
+            return None, [RowProblem(number, None, "item is not a JSON object", "not_an_object")]
         problems = [
-            RowProblem(number, key, "missing key") for key in _JSON_REQUIRED_KEYS if key not in item
+            RowProblem(number, key, "missing key", "missing_column")
+            for key in _JSON_REQUIRED_KEYS
+            if key not in item
         ]
         if problems:
             return None, problems
@@ -176,11 +178,11 @@ class EndoBenchJsonReader:
         options |= {letter: "" for letter in letters if letter not in options}
         question = _text(item["question"])
         if not question.strip():
-            problems.append(RowProblem(number, "question", "empty question"))
+            problems.append(RowProblem(number, "question", "empty question", "empty_question"))
         answer = _text(item["answer"]).strip()
         wrong_answer = answer_problem(answer, options)
         if wrong_answer:
-            problems.append(RowProblem(number, "answer", wrong_answer))
+            problems.append(RowProblem(number, "answer", wrong_answer, "bad_answer"))
         image_path = _text(item["image_path"])
         image, info = self._read_image(number, image_path, problems)
         row = McqRow(
@@ -226,14 +228,16 @@ def _load_json_array(path: Path) -> list[Any]:
         with open(path, encoding="utf-8-sig") as handle:
             items = json.load(handle)
     except UnicodeDecodeError as exc:
-        raise FormatError(RowProblem(0, None, f"not UTF-8 text: {exc.reason}")) from None
+        raise FormatError(
+            RowProblem(0, None, f"not UTF-8 text: {exc.reason}", "unreadable_text")
+        ) from None
     except json.JSONDecodeError as exc:
         reason = f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
-        raise FormatError(RowProblem(0, None, reason)) from None
+        raise FormatError(RowProblem(0, None, reason, "not_json")) from None
     if not isinstance(items, list):
-        raise FormatError(RowProblem(0, None, "the JSON must be an array of items"))
+        raise FormatError(RowProblem(0, None, "the JSON must be an array of items", "not_json"))
     if not items:
-        raise FormatError(RowProblem(0, None, "empty file: the array holds no item"))
+        raise FormatError(RowProblem(0, None, "empty file: the array holds no item", "no_items"))
     return items
 
 

@@ -8,16 +8,19 @@ file unreadable (no header, not UTF-8, truncated...) raise `FormatError`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class RowProblem:
-    """One problem in one data row; `row` is 1-based, the header is row 0."""
+    """One problem in one data row; `row` is 1-based, the header (or the file as a whole) is
+    row 0. `reason` says what was found in the file's own terms (English); `code`, when set, is
+    a stable reason code the app translates for display (annotations/labels.py)."""
 
     row: int
     column: str | None
     reason: str
+    code: str = field(default="", compare=False)
 
     def __str__(self) -> str:
         where = f"row {self.row}"

@@ -125,6 +125,16 @@ def read_gastricx_zip(
     return read_gastricx_root(extract_to)
 
 
+def extract_zip(zip_path: Path, extract_to: Path) -> None:
+    """Extract ``zip_path`` into the empty folder ``extract_to`` under the same refusals and
+    limits as a Gastric-X zip (an EndoBench JSON with its images comes as such a zip)."""
+    extract_to = Path(extract_to)
+    if extract_to.exists() and any(extract_to.iterdir()):
+        raise FormatError(RowProblem(0, None, f"extraction folder {extract_to} is not empty"))
+    extract_to.mkdir(parents=True, exist_ok=True)
+    _extract_safely(Path(zip_path), extract_to, DEFAULT_MAX_ZIP_BYTES, DEFAULT_MAX_ZIP_ENTRIES)
+
+
 def validate_case_volumes(
     case: CaseData, shapes: dict[str, tuple[int, int, int]]
 ) -> list[RowProblem]:
@@ -154,7 +164,9 @@ def _extract_safely(zip_path: Path, target: Path, max_total: int, max_entries: i
     try:
         archive = zipfile.ZipFile(zip_path)
     except (zipfile.BadZipFile, OSError) as error:
-        raise FormatError(RowProblem(0, None, f"not a readable zip file: {error}")) from None
+        raise FormatError(
+            RowProblem(0, None, f"not a readable zip file: {error}", "not_zip")
+        ) from None
     with archive:
         entries = archive.infolist()
         if len(entries) > max_entries:
@@ -163,7 +175,7 @@ def _extract_safely(zip_path: Path, target: Path, max_total: int, max_entries: i
             )
         declared = sum(entry.file_size for entry in entries)
         if declared > max_total:
-            raise FormatError(RowProblem(0, None, _too_big(declared, max_total)))
+            raise FormatError(RowProblem(0, None, _too_big(declared, max_total), "zip_too_large"))
         root = target.resolve()
         written = 0
         for entry in entries:
@@ -201,7 +213,9 @@ def _safe_destination(entry: zipfile.ZipInfo, root: Path) -> Path:
     if refuse is None and not destination.resolve().is_relative_to(root):
         refuse = "resolves outside the extraction folder"
     if refuse is not None:
-        raise FormatError(RowProblem(0, entry.filename, f"unsafe zip entry: {refuse}"))
+        raise FormatError(
+            RowProblem(0, entry.filename, f"unsafe zip entry: {refuse}", "unsafe_zip_entry")
+        )
     return destination
 
 
@@ -213,7 +227,9 @@ def _copy_entry(
             while chunk := source.read(_COPY_CHUNK):
                 written += len(chunk)
                 if written > limit:
-                    raise FormatError(RowProblem(0, entry.filename, _too_big(written, limit)))
+                    raise FormatError(
+                        RowProblem(0, entry.filename, _too_big(written, limit), "zip_too_large")
+                    )
                 sink.write(chunk)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as error:
         raise FormatError(RowProblem(0, entry.filename, f"corrupt zip entry: {error}")) from None
@@ -243,7 +259,7 @@ def _case_folders(root: Path) -> list[Path]:
     if not any((p / "case.json").is_file() for p in subfolders) and len(subfolders) == 1:
         return _case_folders(subfolders[0])
     if not any((p / "case.json").is_file() for p in subfolders):
-        raise FormatError(RowProblem(0, None, "no case folders (CASE/case.json) found"))
+        raise FormatError(RowProblem(0, None, "no case folders (CASE/case.json) found", "no_items"))
     return subfolders
 
 

@@ -54,16 +54,18 @@ def read_records(
             return
         except _TextProblem as exc:
             column = header[exc.cell] if exc.cell is not None and exc.cell < len(header) else None
-            raise FormatError(RowProblem(row_number, column, str(exc))) from None
+            raise FormatError(RowProblem(row_number, column, str(exc), "unreadable_text")) from None
         except csv.Error as exc:
-            raise FormatError(RowProblem(row_number, None, f"unreadable TSV: {exc}")) from None
+            raise FormatError(
+                RowProblem(row_number, None, f"unreadable TSV: {exc}", "unreadable_text")
+            ) from None
         if not cells:
             continue
         if _END_SENTINEL in cells[-1]:
             if cells == [_END_SENTINEL]:
                 return
             reason = "truncated file: a quoted cell is never closed"
-            raise FormatError(RowProblem(row_number, None, reason))
+            raise FormatError(RowProblem(row_number, None, reason, "truncated"))
         if not row_number:
             header = cells
         yield row_number, cells

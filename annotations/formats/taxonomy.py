@@ -1,30 +1,39 @@
 """MedQ-DEG-Bench vocabularies: modalities, the 18 degradation types, severities.
 
 One place for the spellings FORMATS.md fixes, so readers, the degradation engine
-and the review pages agree on them.
+and the review pages agree on them. The modalities and degradation kinds themselves belong to the
+engine (`imaging.modalities`); the pure cores may import `formats`, never the other way.
 """
 
 from __future__ import annotations
 
-MODALITIES = ("CT", "MRI", "X-ray", "Ultrasound", "Endoscopy", "Dermoscopy", "Histopathology")
+from annotations.imaging.modalities import (
+    ANY_MODALITY_KINDS,
+    CT_KINDS,
+    HISTOPATHOLOGY_KINDS,
+    MODALITIES,
+    MRI_KINDS,
+)
+
+__all__ = [
+    "ANY_MODALITY_KINDS",
+    "CT_KINDS",
+    "DEGRADATION_TYPES",
+    "HISTOPATHOLOGY_KINDS",
+    "KINDS_BY_MODALITY",
+    "MODALITIES",
+    "MODALITY_ALIASES",
+    "MRI_KINDS",
+    "SEVERITIES",
+    "kind_fits_modality",
+    "normalise_degradation_type",
+    "normalise_modality",
+    "normalise_severity",
+]
 
 # Spellings seen in published files that mean one of the canonical modalities.
 MODALITY_ALIASES = {"mr": "MRI", "pathology": "Histopathology"}
 
-CT_KINDS = ("limited_angle", "sparse_view", "low_dose")
-MRI_KINDS = ("bias_field_artifact", "undersampling_artifact", "ghosting_artifact")
-HISTOPATHOLOGY_KINDS = ("blood_cell_artifact", "dark_spots_artifact", "bubble_artifact")
-ANY_MODALITY_KINDS = (
-    "rotation_artifact",
-    "random_motion_artifact",
-    "adjust_brightness",
-    "exposure_artifact",
-    "reduce_contrast",
-    "gaussian_noise",
-    "downsample_artifact",
-    "motion_blur",
-    "gaussian_blur",
-)
 DEGRADATION_TYPES = CT_KINDS + MRI_KINDS + HISTOPATHOLOGY_KINDS + ANY_MODALITY_KINDS
 
 _SPECIFIC_KINDS = {"CT": CT_KINDS, "MRI": MRI_KINDS, "Histopathology": HISTOPATHOLOGY_KINDS}

@@ -100,15 +100,21 @@ def _header_problems(header: list[str], required: Sequence[str]) -> list[RowProb
     seen: set[str] = set()
     for number, name in enumerate(header, start=1):
         if not name.strip():
-            problems.append(RowProblem(0, None, f"column {number} of the header has no name"))
+            problems.append(
+                RowProblem(0, None, f"column {number} of the header has no name", "unnamed_column")
+            )
         elif name in seen:
-            problems.append(RowProblem(0, name, "duplicate column name"))
+            problems.append(RowProblem(0, name, "duplicate column name", "duplicate_column"))
         seen.add(name)
-    for name in required:
+    for name in dict.fromkeys(required):  # a family may repeat a core column: say it once
         if name not in seen:
-            problems.append(RowProblem(0, name, "missing required column"))
+            problems.append(RowProblem(0, name, "missing required column", "missing_column"))
     if not seen.intersection(IMAGE_COLUMNS):
-        problems.append(RowProblem(0, "image", "missing required column (or image_path)"))
+        problems.append(
+            RowProblem(
+                0, "image", "missing required column (or image_path)", "missing_image_column"
+            )
+        )
     return problems
 
 
@@ -183,6 +189,16 @@ class McqTsvReader:
     ) -> None:
         self.close()
 
+    def header_problems(self) -> list[RowProblem]:
+        """The header checked alone, before any row is read (an upload's quick check)."""
+        try:
+            self._started()
+        except FormatError as error:
+            return list(error.problems)
+        finally:
+            self.close()
+        return []
+
     def close(self) -> None:
         """Release the file if the reader opened it."""
         if self._records is not None:
@@ -208,7 +224,7 @@ class McqTsvReader:
             self._records = read_records(self._stream, max_line_bytes=max_line)
             header = next(self._records, None)
             if header is None:
-                raise FormatError(RowProblem(0, None, "empty file: no header row"))
+                raise FormatError(RowProblem(0, None, "empty file: no header row", "empty_file"))
             self._layout = _Layout.from_header(header[1], (*REQUIRED_COLUMNS, *self.family_columns))
         except BaseException:
             self.close()
@@ -235,21 +251,21 @@ class McqTsvReader:
     ) -> tuple[McqRow | None, list[RowProblem]]:
         if len(cells) != len(layout.columns):
             reason = f"expected {len(layout.columns)} cells as in the header, got {len(cells)}"
-            return None, [RowProblem(number, None, reason)]
+            return None, [RowProblem(number, None, reason, "cell_count")]
         problems: list[RowProblem] = []
 
-        def report(column: str, reason: str) -> None:
-            problems.append(RowProblem(number, column, reason))
+        def report(column: str, reason: str, code: str = "") -> None:
+            problems.append(RowProblem(number, column, reason, code))
 
         index = self._parse_index(layout.cell(cells, "index"), number, report)
         question = layout.cell(cells, "question")
         if not question.strip():
-            report("question", "empty question")
+            report("question", "empty question", "empty_question")
         options = {letter: cells[layout.position[letter]] for letter in layout.option_letters}
         answer = layout.cell(cells, "answer").strip()
         wrong_answer = answer_problem(answer, options)
         if wrong_answer:
-            report("answer", wrong_answer)
+            report("answer", wrong_answer, "bad_answer")
         image, paths = self._parse_images(layout, cells, report)
         self.warnings.extend(layout.formula_like(number, cells))
         self.warnings.extend(metadata_warnings(number, "image", image.removed))
@@ -269,23 +285,22 @@ class McqTsvReader:
         problems.extend(self.check_family(row))
         return row, problems
 
-    def _parse_index(
-        self, text: str, number: int, report: Callable[[str, str], None]
-    ) -> int | None:
+    def _parse_index(self, text: str, number: int, report: Callable[..., None]) -> int | None:
         index = parse_integer(text)
         if index is None:
-            report("index", f"not an integer: {text!r}")
+            report("index", f"not an integer: {text!r}", "bad_index")
         elif index in self._first_row_of_index:
             report(
                 "index",
                 f"duplicate index {index} (first used in row {self._first_row_of_index[index]})",
+                "duplicate_index",
             )
         else:
             self._first_row_of_index[index] = number
         return index
 
     def _parse_images(
-        self, layout: _Layout, cells: list[str], report: Callable[[str, str], None]
+        self, layout: _Layout, cells: list[str], report: Callable[..., None]
     ) -> tuple[ImageCell, list[str]]:
         paths: list[str] = []
         try:
@@ -303,7 +318,7 @@ class McqTsvReader:
                 limits=self._limits,
             )
         except CellError as exc:
-            report("image", str(exc))
+            report("image", str(exc), exc.code)
             image = ImageCell()
         return image, paths
 
@@ -321,7 +336,7 @@ class McqTsvReader:
                 reason = f"reuses the image of index {reference}, which holds no usable image"
             else:
                 reason = f"reuses the image of index {reference}, but no row has that index"
-            yield RowProblem(number, "image", reason)
+            yield RowProblem(number, "image", reason, "image_reference")
 
 
 def _stream_size(stream: BinaryIO) -> int:

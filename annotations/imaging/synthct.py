@@ -78,7 +78,7 @@ def _checked_rotation(direction: Sequence[float]) -> np.ndarray:
     return axes
 
 
-def _ds_list(values: Sequence[float]) -> list[str]:
+def _ds_list(values: Sequence[float] | np.ndarray) -> list[str]:
     return [format_number_as_ds(float(v)) for v in values]
 
 

@@ -1,6 +1,7 @@
 from .benchmark import Benchmark, Case, Family, Indicator
 from .imaging import Box, BoxLabel, BoxRevision, BoxState, Image, Phase, Volume
 from .item import (
+    COLUMN_FIELDS,
     CURATED_STATUSES,
     TAXONOMY_FIELDS,
     Item,
@@ -39,6 +40,7 @@ from .runs import (
 from .triage import ImageHash, TriageFlag, TriageSetting
 
 __all__ = [
+    "COLUMN_FIELDS",
     "CURATED_STATUSES",
     "TAXONOMY_FIELDS",
     "Adjudication",

@@ -161,6 +161,7 @@ class Box(models.Model):
     @property
     def voxel(self) -> list[int]:
         if self.is_3d:
+            assert self.z0 is not None and self.z1 is not None  # a volume's box has its slices
             return [self.x0, self.y0, self.z0, self.x1, self.y1, self.z1]
         return [self.x0, self.y0, self.x1, self.y1]
 

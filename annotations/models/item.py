@@ -58,6 +58,21 @@ TAXONOMY_FIELDS = (
     "modality",
     "source",
 )
+# Imported column -> Item field (imports read them, releases write them back under the same
+# names). Every other column is kept in Item.extra under its own name.
+COLUMN_FIELDS = {
+    "category": "category",
+    "l2-category": "l2_category",
+    "split": "split",
+    "task": "task",
+    "subtask": "subtask",
+    "scene": "scene",
+    "dataset": "dataset",
+    "modality": "modality",
+    "source": "source",
+    "degradation_type": "degradation_type",
+    "degradation_severity": "degradation_severity",
+}
 
 
 class Item(models.Model):
@@ -164,7 +179,7 @@ class Item(models.Model):
         A multiple-choice item's content is the same as before item kinds existed, so its
         revisions and reviews compare across that change.
         """
-        content = {"question": self.question, "hint": self.hint}
+        content: dict[str, object] = {"question": self.question, "hint": self.hint}
         if self.kind == ItemKind.MCQ:
             content.update(options=list(self.options), answer=self.answer)
         elif self.kind == ItemKind.LABEL:

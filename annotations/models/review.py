@@ -61,6 +61,8 @@ class Review(models.Model):
     Pair reviews (degraded/clean twins) also record answerable, realism and severity.
     """
 
+    slot: int | None  # not stored: the reviewer's A/B slot, set by selectors.review.item_reviews
+
     item = models.ForeignKey("annotations.Item", on_delete=models.CASCADE, related_name="reviews")
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviews"

@@ -9,12 +9,14 @@ is 1.0 (see `krippendorff_alpha_nominal`).
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from itertools import permutations
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
+
+UnitKey = TypeVar("UnitKey", bound=Hashable)
 
 
 def percent_agreement(pairs: Iterable[tuple[Hashable, Hashable]]) -> float:
@@ -90,7 +92,7 @@ def _check_paired(a: Sequence[Hashable], b: Sequence[Hashable]) -> None:
         raise ValueError(f"raters labelled different numbers of items: {len(a)} and {len(b)}")
 
 
-def krippendorff_alpha_nominal(units: Mapping[Hashable, Sequence[Hashable | None]]) -> float:
+def krippendorff_alpha_nominal(units: Mapping[UnitKey, Sequence[Hashable | None]]) -> float:
     """Krippendorff's alpha for nominal labels: any number of raters, missing labels allowed.
 
     `units` maps each item to the labels it received (None = not rated). Units with fewer than
@@ -98,7 +100,7 @@ def krippendorff_alpha_nominal(units: Mapping[Hashable, Sequence[Hashable | None
     labels. When every label is the same, observed and expected disagreement are both 0 and alpha
     is 0/0; we return 1.0, since the raters never disagreed (report n alongside it).
     """
-    coincidences: Counter[tuple[Hashable, Hashable]] = Counter()
+    coincidences: defaultdict[tuple[Hashable, Hashable], float] = defaultdict(float)
     for labels in units.values():
         present = [label for label in labels if label is not None]
         if len(present) < 2:
@@ -107,7 +109,7 @@ def krippendorff_alpha_nominal(units: Mapping[Hashable, Sequence[Hashable | None
         # matrix, so every pairable value contributes exactly 1 in total.
         for first, second in permutations(present, 2):
             coincidences[first, second] += 1.0 / (len(present) - 1)
-    label_totals: Counter[Hashable] = Counter()
+    label_totals: defaultdict[Hashable, float] = defaultdict(float)
     for (first, _second), weight in coincidences.items():
         label_totals[first] += weight
     n = sum(label_totals.values())

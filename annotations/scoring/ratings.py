@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.optimize import root
 from scipy.special import expit
 
 Comparison = tuple[str, str, float]
@@ -22,16 +23,15 @@ ELO_SCALE = 400.0
 # strength 1. Without it a model that never lost would have infinite strength (the MLE does not
 # exist); one tie barely moves ratings once a model has a few dozen real grades.
 PRIOR_TIES = 1.0
-_MAX_ITERATIONS = 100
-# Newton steps in log-strength; 1e-7 is 0.00002 rating points.
-_TOLERANCE = 1e-7
+# Relative change of the log-strengths at which the fit stops; 1e-9 is far below 0.001 points.
+_TOLERANCE = 1e-9
 
 
 def bradley_terry(comparisons: Sequence[Comparison]) -> dict[str, float]:
     """Elo-scale Bradley–Terry rating of every model that appears in `comparisons`.
 
-    The maximum a posteriori fit (see PRIOR_TIES) by Newton's method on log-strengths, which the
-    prior makes strictly concave, so it converges in a few steps even for a model that never lost.
+    The maximum a posteriori fit (see PRIOR_TIES) of the log-strengths, which the prior makes
+    strictly concave, so it converges in a few steps even for a model that never lost.
     A tie counts as half a win for each side. Empty input gives an empty dict. Raises ValueError
     on an outcome outside [0, 1] or a model compared with itself.
     """
@@ -74,46 +74,34 @@ def _tables(
     return wins, games + games.T
 
 
-def _log_likelihood(theta: np.ndarray, wins: np.ndarray, games: np.ndarray) -> float:
-    pairs = 0.5 * float((games * np.logaddexp(theta[:, None], theta[None, :])).sum())
-    prior = PRIOR_TIES * float((0.5 * theta - np.logaddexp(theta, 0.0)).sum())
-    return float(wins @ theta) - pairs + prior
+def _gradient(theta: np.ndarray, wins: np.ndarray, games: np.ndarray) -> np.ndarray:
+    p_win = expit(theta[:, None] - theta[None, :])
+    return wins - (games * p_win).sum(axis=1) + PRIOR_TIES * (0.5 - expit(theta))
 
 
-def _fit_log_strengths(wins: np.ndarray, games: np.ndarray) -> np.ndarray:
-    theta = np.zeros_like(wins)
-    for _ in range(_MAX_ITERATIONS):
-        p_win = expit(theta[:, None] - theta[None, :])
-        p_prior = expit(theta)
-        gradient = wins - (games * p_win).sum(axis=1) + PRIOR_TIES * (0.5 - p_prior)
-        curvature = games * p_win * (1.0 - p_win)
-        # Negative Hessian: positive definite thanks to the prior's diagonal term.
-        information = np.diag(curvature.sum(axis=1) + PRIOR_TIES * p_prior * (1.0 - p_prior))
-        information -= curvature
-        step = np.linalg.solve(information, gradient)
-        if np.max(np.abs(step)) < _TOLERANCE:
-            # Near the optimum likelihood changes drown in rounding, so no line search here.
-            return theta + step
-        improved = _backtrack(theta, step, gradient, wins, games)
-        if improved is None:
-            return theta
-        theta = improved
-    return theta
+def _information(theta: np.ndarray, wins: np.ndarray, games: np.ndarray) -> np.ndarray:
+    """The negative Hessian: positive definite thanks to the prior's diagonal term."""
+    p_win = expit(theta[:, None] - theta[None, :])
+    p_prior = expit(theta)
+    curvature = games * p_win * (1.0 - p_win)
+    return np.diag(curvature.sum(axis=1) + PRIOR_TIES * p_prior * (1.0 - p_prior)) - curvature
 
 
-def _backtrack(
-    theta: np.ndarray, step: np.ndarray, gradient: np.ndarray, wins: np.ndarray, games: np.ndarray
-) -> np.ndarray | None:
-    # A full Newton step can overshoot when strengths are far apart; halve it until the
-    # likelihood rises enough (Armijo), which keeps the iteration monotone.
-    current = _log_likelihood(theta, wins, games)
-    scale = 1.0
-    while scale > 1e-8:
-        candidate = theta + scale * step
-        if _log_likelihood(candidate, wins, games) >= current + 1e-4 * scale * (gradient @ step):
-            return candidate
-        scale /= 2
-    return None
+def _fit_log_strengths(
+    wins: np.ndarray, games: np.ndarray, start: np.ndarray | None = None
+) -> np.ndarray:
+    # The log-posterior is strictly concave (see PRIOR_TIES), so its maximum is the one root of
+    # the gradient: MINPACK's hybrid Newton method with the exact Jacobian finds it in a few steps.
+    result = root(
+        lambda theta: _gradient(theta, wins, games),
+        np.zeros_like(wins) if start is None else start,
+        jac=lambda theta: -_information(theta, wins, games),
+        method="hybr",
+        options={"xtol": _TOLERANCE},
+    )
+    if not result.success:
+        raise RuntimeError(f"the Bradley–Terry fit did not converge: {result.message}")
+    return result.x
 
 
 def _elo(theta: np.ndarray) -> np.ndarray:
@@ -136,12 +124,14 @@ def bootstrap_intervals(
     if not players or n_boot < 1:
         return {}
     first, second, outcome = _as_arrays(comparisons, players)
+    # Every resample starts from the full data's fit, a few Newton steps from its own.
+    start = _fit_log_strengths(*_tables(first, second, outcome, len(players)))
     rng = np.random.default_rng(seed)
     samples = np.empty((n_boot, len(players)))
     for row in range(n_boot):
         picked = rng.integers(0, len(comparisons), size=len(comparisons))
         wins, games = _tables(first[picked], second[picked], outcome[picked], len(players))
-        samples[row] = _elo(_fit_log_strengths(wins, games))
+        samples[row] = _elo(_fit_log_strengths(wins, games, start))
     tail = (1.0 - level) / 2 * 100
     low = np.percentile(samples, tail, axis=0)
     high = np.percentile(samples, 100 - tail, axis=0)
@@ -168,8 +158,3 @@ def win_rate_matrix(comparisons: Sequence[Comparison]) -> dict[str, dict[str, fl
         }
         for player, opponents in sorted(games.items())
     }
-
-
-def expected_score(rating_a: float, rating_b: float) -> float:
-    """Probability that a model rated `rating_a` beats one rated `rating_b` on this scale."""
-    return 1.0 / (1.0 + math.pow(10.0, (rating_b - rating_a) / ELO_SCALE))

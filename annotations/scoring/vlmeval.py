@@ -95,7 +95,11 @@ def options_as_loaded(options: Mapping[str, str | None]) -> dict[str, str]:
     """The options of a benchmark row as VLMEvalKit loads them: a cell pandas reads as NaN
     ("", "None", "N/A"...) is no option. (A whole option column of numbers would be read as
     numbers, "0.70" as 0.7; that depends on the other rows and is not modelled here.)"""
-    return {letter: text for letter, text in options.items() if not reads_as_nan(text)}
+    return {
+        letter: text
+        for letter, text in options.items()
+        if text is not None and not reads_as_nan(text)
+    }
 
 
 def prediction_as_evaluated(reply: str | None) -> str:

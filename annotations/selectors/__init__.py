@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count
+from django.db.models import Count, Prefetch
 
-from annotations.models import Benchmark, Item, ItemStatus
-from annotations.selectors.visibility import in_scope
+from annotations.models import Benchmark, Item, ItemImage, ItemStatus
+from annotations.models.item import TAXONOMY_FIELDS
+from annotations.selectors.visibility import in_scope, with_gold_hidden
 
 
 @dataclass
@@ -29,7 +30,12 @@ class BenchmarkSummary:
         """(status, label, count, percent) in workflow order, for the stacked progress bar."""
         total = self.total or 1
         return [
-            (value, label, self.counts.get(value, 0), 100.0 * self.counts.get(value, 0) / total)
+            (
+                value,
+                str(label),
+                self.counts.get(value, 0),
+                100.0 * self.counts.get(value, 0) / total,
+            )
             for value, label in ItemStatus.choices
         ]
 
@@ -45,12 +51,30 @@ def benchmark_summaries(user) -> list[BenchmarkSummary]:
     return [BenchmarkSummary(b, counts.get(b.id, {})) for b in benchmarks]
 
 
-def benchmark_items(benchmark: Benchmark, *, status: str = "", category: str = "", query: str = ""):
+def benchmark_items(
+    benchmark: Benchmark, *, status: str = "", kind: str = "", category: str = "", query: str = ""
+):
     items = Item.objects.filter(benchmark=benchmark).order_by("source_index")
     if status:
         items = items.filter(status=status)
+    if kind:
+        items = items.filter(kind=kind)
     if category:
         items = items.filter(category=category)
     if query:
         items = items.filter(question__icontains=query)
     return items.prefetch_related("item_images__image")
+
+
+ITEM_FILTERS = ("status", "kind", *TAXONOMY_FIELDS)
+
+
+def item_list(user, benchmark: Benchmark, filters: dict[str, str]):
+    """The items of `benchmark` (loaded through the visibility rules) for a listing, filtered
+    on equal values of `ITEM_FILTERS`, annotated with `gold_hidden`, in index order."""
+    items = Item.objects.filter(benchmark=benchmark).select_related("benchmark")
+    items = items.filter(**{name: value for name, value in filters.items() if name in ITEM_FILTERS})
+    items = items.prefetch_related(
+        Prefetch("item_images", queryset=ItemImage.objects.select_related("image"))
+    )
+    return with_gold_hidden(items, user, benchmark_path="benchmark").order_by("source_index")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from django.core.paginator import Page, Paginator
 from django.db.models import (
@@ -31,7 +32,7 @@ from annotations.services.recovery import is_stale, stale_seconds
 
 PER_PAGE = 50
 STATES = ("queued", "running", "stuck", "failed", "done", "cancelled")
-RETRYABLE_JOBS = ("degrade", "triage")  # imports are retried by uploading again
+RETRYABLE_JOBS = ("degrade", "triage", "import")  # an import only while its upload is kept
 COLUMNS = (
     "source",
     "row_id",
@@ -49,6 +50,7 @@ COLUMNS = (
     "alive",
     "created",
     "note",
+    "upload",
 )
 
 
@@ -72,6 +74,7 @@ class WorkRow:
     alive: datetime  # the last sign of life: its heartbeat, or its creation before any
     created: datetime
     note: str
+    upload: str  # an import's kept upload, "" for other work
     stuck: bool = False
     beat_seconds: int | None = None
 
@@ -87,7 +90,20 @@ class WorkRow:
 
     @property
     def retryable(self) -> bool:
-        return self.state == "failed" and (self.source != "job" or self.kind in RETRYABLE_JOBS)
+        return _retryable(self.source, self.kind, self.state, self.upload)
+
+
+def job_retryable(job: Job) -> bool:
+    """Whether a failed job is offered a retry (on the Jobs page and the job's own page)."""
+    upload = (job.params or {}).get("path") or "" if job.kind == "import" else ""
+    return _retryable("job", job.kind, job.status, upload)
+
+
+def _retryable(source: str, kind: str, state: str, upload: str) -> bool:
+    if state != "failed" or (source == "job" and kind not in RETRYABLE_JOBS):
+        return False
+    # An import refused for bad input keeps no upload: its file is fixed and uploaded again.
+    return kind != "import" or Path(upload).is_file()
 
 
 def _count(rows: QuerySet, column: str = "pk", how=Count) -> Subquery:
@@ -115,6 +131,7 @@ def _jobs() -> QuerySet:
         alive=Coalesce("heartbeat_at", "created_at"),
         created=F("created_at"),
         note=F("message"),
+        upload=Coalesce(KeyTextTransform("path", "params"), Value(""), output_field=CharField()),
     )
 
 
@@ -140,6 +157,7 @@ def _runs() -> QuerySet:
         alive=Coalesce("heartbeat_at", "created_at"),
         created=F("created_at"),
         note=F("error"),
+        upload=Value(""),
     )
 
 
@@ -166,6 +184,7 @@ def _releases() -> QuerySet:
         alive=Coalesce("heartbeat_at", "created_at"),
         created=F("created_at"),
         note=F("error"),
+        upload=Value(""),
     )
 
 

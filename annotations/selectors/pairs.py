@@ -6,13 +6,16 @@ Each function runs a fixed number of queries whatever the benchmark size.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, Prefetch, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 
+from annotations.charts import Chart, robustness_chart
 from annotations.models import (
     Assignment,
     Benchmark,
@@ -26,9 +29,19 @@ from annotations.models import (
 from annotations.scoring.accuracy import Score
 from annotations.selectors import visibility
 from annotations.selectors.review import Progress, next_in_queue, open_assignments
-from annotations.services.degrade import clean_items
 
 IMAGES = Prefetch("item_images", queryset=ItemImage.objects.select_related("image"))
+
+
+def clean_items(benchmark: Benchmark) -> QuerySet[Item]:
+    """Items that can get twins: marked clean, or unmarked and not themselves a twin."""
+    unmarked = Q(degradation_severity=Severity.NONE, clean_twin__isnull=True)
+    return (
+        Item.objects.filter(benchmark=benchmark)
+        .filter(Q(degradation_severity=Severity.CLEAN) | unmarked)
+        .exclude(modality="")
+        .order_by("source_index")
+    )
 
 
 def _pair_assignments(user):
@@ -208,13 +221,13 @@ class _Tally:
         return (hits - clean_hits) / n if n else None
 
 
-def _level(row: dict) -> str:
+def _level(row: Mapping[str, Any]) -> str:
     if row["item__clean_twin_id"] is not None:
         return row["item__degradation_severity"]
     return CLEAN
 
 
-def _robustness_of(run: Run, rows: list[dict]) -> RunRobustness:
+def _robustness_of(run: Run, rows: list[Mapping[str, Any]]) -> RunRobustness:
     hits = {row["item_id"]: row["hit"] is True for row in rows}
     overall = _Tally()
     groups: dict[str, dict[str, _Tally]] = {name: defaultdict(_Tally) for name, _ in GROUPINGS}
@@ -238,10 +251,14 @@ def _robustness_of(run: Run, rows: list[dict]) -> RunRobustness:
             GroupRow(value, tally.scores(), tally.drop(), tally.paired[0])
             for value, tally in sorted(groups[name].items())
         ]
-    overall = GroupRow(_("All items"), result.overall, result.drop, result.pairs)
-    result.charts = [("overall", chart([overall]))]
-    result.charts += [(label, chart(rows)) for label, rows in result.groups.items() if rows]
+    everything = GroupRow(_("All items"), result.overall, result.drop, result.pairs)
+    result.charts = [("overall", _chart([everything]))]
+    result.charts += [(label, _chart(rows)) for label, rows in result.groups.items() if rows]
     return result
+
+
+def _chart(rows: list[GroupRow]) -> Chart:
+    return robustness_chart(rows, levels=LEVELS, drop_text=format_drop)
 
 
 def robustness(benchmark: Benchmark) -> list[RunRobustness]:
@@ -252,7 +269,7 @@ def robustness(benchmark: Benchmark) -> list[RunRobustness]:
     twins of its degraded items. Two queries.
     """
     runs = list(Run.objects.filter(benchmark=benchmark).order_by("created_at", "pk"))
-    rows_by_run: dict[int, list[dict]] = defaultdict(list)
+    rows_by_run: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
     predictions = Prediction.objects.filter(run__in=runs).values(
         "run_id",
         "item_id",
@@ -269,87 +286,3 @@ def robustness(benchmark: Benchmark) -> list[RunRobustness]:
 
 
 # --- chart geometry (inline SVG drawn by the template) -------------------------------------
-
-CHART_LABEL_W, CHART_PLOT_W, CHART_DROP_W = 140, 380, 100
-BAR_H, BAR_GAP, ROW_GAP, CHART_TOP = 10, 2, 12, 22
-
-
-@dataclass
-class ChartBar:
-    level: str
-    y: int
-    mid_y: int
-    text_y: int
-    width: float
-    low: float
-    high: float
-    text_x: float
-    percent: str
-    n: int
-
-
-@dataclass
-class ChartRow:
-    label: str
-    y: int  # baseline of the label
-    bars: list[ChartBar]
-    drop: str  # "-12.5 pp" or ""
-    drop_bad: bool
-
-
-@dataclass
-class Chart:
-    width: int
-    height: int
-    plot_x: int
-    drop_x: int
-    ticks: list[tuple[float, str]]
-    rows: list[ChartRow]
-
-
-def _bar(level: str, score: Score, y: int) -> ChartBar:
-    scale = CHART_PLOT_W / 100.0
-    accuracy = 100.0 * score.accuracy
-    return ChartBar(
-        level=level,
-        y=y,
-        mid_y=y + BAR_H // 2,
-        text_y=y + BAR_H - 1,
-        width=round(accuracy * scale, 1),
-        low=round(CHART_LABEL_W + 100.0 * score.low * scale, 1),
-        high=round(CHART_LABEL_W + 100.0 * score.high * scale, 1),
-        text_x=round(CHART_LABEL_W + accuracy * scale + 4, 1),
-        percent=f"{accuracy:.0f}%",
-        n=score.n,
-    )
-
-
-def chart(rows: list[GroupRow]) -> Chart:
-    """Horizontal bars per row (clean / mild / severe) with Wilson whiskers and the drop."""
-    row_h = len(LEVELS) * (BAR_H + BAR_GAP) + ROW_GAP
-    chart_rows = []
-    for position, row in enumerate(rows):
-        top = CHART_TOP + position * row_h
-        bars = [
-            _bar(level, row.scores[level], top + slot * (BAR_H + BAR_GAP))
-            for slot, level in enumerate(LEVELS)
-            if level in row.scores
-        ]
-        chart_rows.append(
-            ChartRow(
-                label=row.label,
-                y=top + (len(LEVELS) * (BAR_H + BAR_GAP)) // 2 + 4,
-                bars=bars,
-                drop=format_drop(row.drop),
-                drop_bad=row.drop is not None and row.drop < 0,
-            )
-        )
-    ticks = [(CHART_LABEL_W + CHART_PLOT_W * t / 100.0, f"{t}%") for t in (0, 25, 50, 75, 100)]
-    return Chart(
-        width=CHART_LABEL_W + CHART_PLOT_W + CHART_DROP_W + 10,
-        height=CHART_TOP + max(len(rows), 1) * row_h,
-        plot_x=CHART_LABEL_W,
-        drop_x=CHART_LABEL_W + CHART_PLOT_W + CHART_DROP_W,
-        ticks=ticks,
-        rows=chart_rows,
-    )

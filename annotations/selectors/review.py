@@ -212,8 +212,8 @@ def adjudication_page(user, pk: int) -> AdjudicationPage:
         IMAGES,
         Prefetch("clean_twin__item_images", queryset=ItemImage.objects.select_related("image")),
     )
-    items = visibility.with_gold_hidden(items, user, benchmark_path="benchmark")
-    item = visibility.get_item_for_user_or_404(user, pk, items)
+    visible = visibility.with_gold_hidden(items, user, benchmark_path="benchmark")
+    item = visibility.get_item_for_user_or_404(user, pk, visible)
     rows = list(
         Assignment.objects.filter(item=item).values_list("reviewer_id", "slot", "completed_at")
     )

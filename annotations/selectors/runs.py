@@ -11,6 +11,7 @@ from typing import Any
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
+from annotations.charts import accuracy_chart, rating_chart
 from annotations.models import (
     CURATED_STATUSES,
     TAXONOMY_FIELDS,
@@ -247,40 +248,6 @@ def leaderboard(*, benchmark: Benchmark, field_name: str = "", sort: str = "") -
     return board
 
 
-def accuracy_chart(entries: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    """Geometry of a horizontal bar chart of accuracies with 95% whiskers (inline SVG)."""
-    label_width, plot_width, row_height, top = 220, 460, 30, 26
-    bars = []
-    for position, (label, score) in enumerate(entries):
-        accuracy = score.get("accuracy")
-        y = top + position * row_height
-        bars.append(
-            {
-                "label": label,
-                "y": y,
-                "text_y": y + 15,
-                "width": round((accuracy or 0.0) * plot_width, 1),
-                "low": round(label_width + (score.get("low") or 0.0) * plot_width, 1),
-                "high": round(label_width + (score.get("high") or 0.0) * plot_width, 1),
-                "mid": y + 10,
-                "accuracy": accuracy,
-                "value_x": round(label_width + plot_width + 8, 1),
-            }
-        )
-    ticks = [
-        {"x": round(label_width + plot_width * t / 4, 1), "label": f"{t * 25}%"} for t in range(5)
-    ]
-    height = top + row_height * max(1, len(entries)) + 4
-    return {
-        "bars": bars,
-        "ticks": ticks,
-        "height": height,
-        "width": label_width + plot_width + 70,
-        "x0": label_width,
-        "axis_bottom": height - 4,
-    }
-
-
 # --- grading -------------------------------------------------------------------------------
 
 
@@ -415,7 +382,7 @@ def grading_ratings(*, benchmark: Benchmark | None = None, n_boot: int = 500) ->
         win_rates,
         grading_agreement(grades),
         len(comparisons),
-        _rating_chart(ratings),
+        rating_chart(ratings),
     )
 
 
@@ -460,45 +427,4 @@ def grading_agreement(grades: list[Grade]) -> dict[str, Any]:
         "pairs": len(first),
         "kappa": None if math.isnan(kappa) else kappa,
         "percent": percent_agreement(zip(first, second, strict=True)),
-    }
-
-
-def _rating_chart(ratings: list[dict[str, Any]]) -> dict[str, Any]:
-    """Geometry of a dot-and-whisker chart of ratings (inline SVG)."""
-    if not ratings:
-        return {}
-    low = min(r["low"] for r in ratings + [{"low": r["rating"]} for r in ratings])
-    high = max(r["high"] for r in ratings + [{"high": r["rating"]} for r in ratings])
-    span = max(high - low, 1.0)
-    low, high = low - span * 0.05, high + span * 0.05
-    label_width, plot_width, row_height, top = 220, 460, 30, 26
-
-    def x(value: float) -> float:
-        return round(label_width + (value - low) / (high - low) * plot_width, 1)
-
-    rows = [
-        {
-            "label": r["model"],
-            "mid": top + i * row_height + 10,
-            "text_y": top + i * row_height + 15,
-            "x": x(r["rating"]),
-            "low": x(r["low"]),
-            "high": x(r["high"]),
-            "rating": r["rating"],
-        }
-        for i, r in enumerate(ratings)
-    ]
-    height = top + row_height * len(ratings) + 4
-    ticks = [
-        {"x": x(low + (high - low) * t / 4), "label": f"{low + (high - low) * t / 4:.0f}"}
-        for t in range(5)
-    ]
-    return {
-        "rows": rows,
-        "ticks": ticks,
-        "height": height,
-        "width": label_width + plot_width + 70,
-        "x0": label_width,
-        "value_x": label_width + plot_width + 8,
-        "axis_bottom": height - 4,
     }

@@ -24,6 +24,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Value
+from django.db.models.expressions import Combinable
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 
@@ -64,9 +65,9 @@ def benchmarks_visible_to(user: Any) -> QuerySet[Benchmark]:
     if not roles:
         return Benchmark.objects.none()
     here = OuterRef("pk")
-    condition = Exists(Assignment.objects.filter(reviewer=user, item__benchmark=here)) | Exists(
-        Run.objects.filter(kind=RunKind.HUMAN, human=user, benchmark=here)
-    )
+    condition: Q | Combinable = Exists(
+        Assignment.objects.filter(reviewer=user, item__benchmark=here)
+    ) | Exists(Run.objects.filter(kind=RunKind.HUMAN, human=user, benchmark=here))
     if ADJUDICATOR in roles:
         condition |= Exists(Item.objects.filter(benchmark=here, status=ItemStatus.DISPUTED))
         condition |= Exists(Adjudication.objects.filter(item__benchmark=here))

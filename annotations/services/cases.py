@@ -98,13 +98,15 @@ def gastricx_import_run(
     user=None,
     description: str = "",
     progress: Callable[[int], None] | None = None,
+    before_commit: Callable[[ImportResult], None] | None = None,
 ) -> ImportResult:
     """Import a root folder of Gastric-X case folders (or a ``.zip`` of it) as a new benchmark.
 
     DICOM is de-identified (``settings.DEID_SECRET`` keys the pseudonyms) before it is stored;
     only the de-identified copies and the int16 voxel caches stay under MEDIA_ROOT; endoscopy
     images lose their metadata (the report says which). Raises ``ImportFailed`` listing every
-    problem; then neither rows nor files are left behind. `progress(1)` follows each case.
+    problem; then neither rows nor files are left behind. `progress(1)` follows each case;
+    `before_commit` runs inside the final transaction (see `benchmark_import_run`).
     """
     if Benchmark.objects.filter(name=name).exists():
         raise DomainError(gettext("A benchmark named '%(name)s' already exists.") % {"name": name})
@@ -120,6 +122,10 @@ def gastricx_import_run(
             loaded = _load_all(cases, media_root, relative_root, staging, report, progress)
             with transaction.atomic():
                 benchmark = _write_rows(loaded, name, user, description, staging.commit())
+                items = sum(len(entry.data.vqa) for entry in loaded)
+                result = ImportResult(benchmark, items, report)
+                if before_commit is not None:
+                    before_commit(result)  # a job ends with the rows, or neither does
     except BaseException as error:
         shutil.rmtree(media_root / relative_root, ignore_errors=True)
         staged_images_discard(staging.folder)
@@ -129,8 +135,7 @@ def gastricx_import_run(
             error.report = report
         raise
     staging.remove()
-    items = sum(len(entry.data.vqa) for entry in loaded)
-    return ImportResult(benchmark, items, report)
+    return result
 
 
 def _read_cases(path: Path, scratch: Path) -> list[CaseData]:

@@ -26,7 +26,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q, QuerySet
+from django.db.models import Max
 from django.utils.translation import gettext as _
 from PIL import Image as PILImage
 
@@ -45,9 +45,19 @@ from annotations.models import (
     RevisionReason,
     Severity,
 )
+from annotations.models.imaging import image_upload_path
+from annotations.selectors.pairs import clean_items
 from annotations.services.errors import DomainError
 from annotations.services.images import image_bytes
-from annotations.services.jobs import OPEN, Check, ChunkedWork, PlannedChunk, Progress
+from annotations.services.jobs import (
+    OPEN,
+    Check,
+    ChunkedWork,
+    PlannedChunk,
+    Progress,
+    job_create,
+    job_send,
+)
 
 # Fields a twin shares with its clean item (the question and its taxonomy).
 COPIED_FIELDS = ("question", "hint", "options", "answer", *TAXONOMY_FIELDS)
@@ -111,17 +121,6 @@ def kinds_for_modality(modality: str) -> list[str]:
         return []
 
 
-def clean_items(benchmark: Benchmark) -> QuerySet[Item]:
-    """Items that can get twins: marked clean, or unmarked and not themselves a twin."""
-    unmarked = Q(degradation_severity=Severity.NONE, clean_twin__isnull=True)
-    return (
-        Item.objects.filter(benchmark=benchmark)
-        .filter(Q(degradation_severity=Severity.CLEAN) | unmarked)
-        .exclude(modality="")
-        .order_by("source_index")
-    )
-
-
 def degrade_plan(
     *, benchmark: Benchmark, kinds: list[str], severities: list[str], seed: int
 ) -> list[PlannedTwin]:
@@ -144,7 +143,7 @@ def degrade_plan(
                 twin = twin_seed(seed, clean_index, kind, severity)
                 if (clean_id, kind, severity, twin) in existing:
                     continue
-                canonical = normalise_modality(modality)
+                canonical = normalise_modality(modality) or modality
                 plan.append(
                     PlannedTwin(clean_id, clean_index, canonical, kind, severity, twin, index)
                 )
@@ -179,6 +178,13 @@ def benchmark_degrade(
     return degrade_twins(planned=plan, base_seed=seed, user=user, progress=progress)
 
 
+def degrade_job_start(*, benchmark: Benchmark, params: dict, user) -> Job:
+    """Queue a degradation job for the benchmark; its task is sent after the commit."""
+    job = job_create(kind="degrade", params=params, user=user, benchmark=benchmark)
+    transaction.on_commit(lambda: job_send(job_id=job.pk, kind="degrade"))
+    return job
+
+
 def degrade_twins(
     *,
     planned: list[PlannedTwin],
@@ -207,7 +213,7 @@ def degrade_twins(
 def _degrade_clean(clean_id: int, twins: list[PlannedTwin], *, base_seed: int, user) -> int:
     clean = Item.objects.filter(pk=clean_id).prefetch_related("item_images__image").first()
     links = list(clean.item_images.all()) if clean is not None else []
-    if not links:
+    if clean is None or not links:
         return 0
     made = set(
         clean.degraded_twins.values_list(
@@ -215,7 +221,19 @@ def _degrade_clean(clean_id: int, twins: list[PlannedTwin], *, base_seed: int, u
         )
     )
     missing = [t for t in twins if (t.kind, t.severity, t.seed) not in made]
-    pixels = decode_pixels(image_bytes(links[0].image)) if missing else None
+    if missing:
+        created = _make_twins(clean, missing, links[0].image, base_seed=base_seed, user=user)
+    else:
+        created = 0
+    if clean.degradation_severity == Severity.NONE:
+        Item.objects.filter(pk=clean.pk).update(degradation_severity=Severity.CLEAN)
+    return created
+
+
+def _make_twins(
+    clean: Item, missing: list[PlannedTwin], image: Image, *, base_seed: int, user
+) -> int:
+    pixels = decode_pixels(image_bytes(image))
     created = 0
     for planned in missing:
         try:
@@ -226,8 +244,6 @@ def _degrade_clean(clean_id: int, twins: list[PlannedTwin], *, base_seed: int, u
                 continue
             raise
         created += 1
-    if clean.degradation_severity == Severity.NONE:
-        Item.objects.filter(pk=clean.pk).update(degradation_severity=Severity.CLEAN)
     return created
 
 
@@ -290,7 +306,7 @@ def _twin_image_store(data: bytes, pixels: np.ndarray) -> Image:
         height=pixels.shape[0],
         size_bytes=len(data),
     )
-    image.file.name = image.file.field.upload_to(image, "")
+    image.file.name = image_upload_path(image, "")
     _write_whole(image.file.name, data)
     image.save()
     return image
@@ -327,9 +343,9 @@ def degrade_job_plan(job: Job) -> list[PlannedChunk]:
     params = job.params
     kinds, severities = parse_kinds(params["kinds"]), parse_severities(params["severities"])
     # Planning jobs of one benchmark one at a time: each takes indexes no other plan holds.
-    Benchmark.objects.select_for_update().filter(pk=job.benchmark_id).first()
+    Benchmark.objects.select_for_update().filter(pk=_benchmark_id(job)).first()
     plan = degrade_plan(
-        benchmark=job.benchmark, kinds=kinds, severities=severities, seed=params["seed"]
+        benchmark=_job_benchmark(job), kinds=kinds, severities=severities, seed=params["seed"]
     )
     size = max(1, int(getattr(settings, "JOB_DEGRADE_CHUNK", 200)))
     chunks: list[PlannedChunk] = []
@@ -374,7 +390,19 @@ def _planned_made(planned: list[PlannedTwin]) -> int:
 
 def degrade_job_finish(job: Job, chunks: list[JobChunk]) -> dict:
     created = sum(chunk.result.get("created", 0) for chunk in chunks)
-    return {"benchmark": job.benchmark.name, "created": created}
+    return {"benchmark": _job_benchmark(job).name, "created": created}
+
+
+def _benchmark_id(job: Job) -> int:
+    if job.benchmark_id is None:  # degrade_job_start always gives one
+        raise DomainError(_("This degradation job has no benchmark."))
+    return job.benchmark_id
+
+
+def _job_benchmark(job: Job) -> Benchmark:
+    if job.benchmark is None:
+        raise DomainError(_("This degradation job has no benchmark."))
+    return job.benchmark
 
 
 DEGRADE_WORK = ChunkedWork(

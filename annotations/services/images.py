@@ -25,6 +25,7 @@ from django.db import connection, transaction
 
 from annotations.imaging.images import ImageInfo, PreparedImage, inspect_image
 from annotations.models import Image
+from annotations.models.imaging import image_upload_path
 
 IMPORTS_FOLDER = "imports"
 _QUERY_CHUNK = 900  # below SQLite's 999 parameters
@@ -49,7 +50,7 @@ def image_store(*, data: bytes, info: ImageInfo | None = None) -> tuple[Image, b
         height=info.height,
         size_bytes=len(data),
     )
-    name = image.file.field.upload_to(image, "")
+    name = image_upload_path(image, "")
     if not default_storage.exists(name):
         # Storage may not rename: the name is the hash, so an existing file already holds these bytes.
         default_storage.save(name, ContentFile(data))
@@ -59,6 +60,8 @@ def image_store(*, data: bytes, info: ImageInfo | None = None) -> tuple[Image, b
 
 
 def image_bytes(image: Image) -> bytes:
+    if not image.file.name:
+        raise FileNotFoundError(f"image {image.pk} has no stored file")
     with default_storage.open(image.file.name, "rb") as handle:
         return handle.read()
 
@@ -93,7 +96,7 @@ class ImageStaging:
             return digest
         info = image.info
         row = Image(sha256=digest, format=info.format)
-        name = row.file.field.upload_to(row, "")
+        name = image_upload_path(row, "")
         staged = self.folder / _staged_name(name)
         try:
             os.link(self.media / name, staged)  # the same content is stored: hold on to it

@@ -14,41 +14,42 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import CharField
 from django.utils.translation import gettext, ngettext
 
 from annotations.formats import ReadLimits, open_reader
 from annotations.formats.cells import metadata_warnings
 from annotations.formats.errors import FormatError, RowProblem, RowWarning
+from annotations.formats.gastricx import extract_zip
 from annotations.imaging.images import ImageError, PreparedImage, prepare_image
-from annotations.models import Benchmark, Family, Item, ItemImage, ItemRevision, RevisionReason
+from annotations.models import (
+    COLUMN_FIELDS,
+    Benchmark,
+    Family,
+    Item,
+    ItemImage,
+    ItemRevision,
+    RevisionReason,
+)
 from annotations.services.errors import DomainError
 from annotations.services.images import ImageStaging, import_work_dir, staged_images_discard
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 BATCH = 1000
 # A report lists this many warnings; the rest are counted by kind.
 MAX_LISTED_WARNINGS = 500
 _PROGRESS_SECONDS = 0.5
 
-# Imported column -> Item field. Every other column is kept in Item.extra under its own name.
-COLUMN_FIELDS = {
-    "category": "category",
-    "l2-category": "l2_category",
-    "split": "split",
-    "task": "task",
-    "subtask": "subtask",
-    "scene": "scene",
-    "dataset": "dataset",
-    "modality": "modality",
-    "source": "source",
-    "degradation_type": "degradation_type",
-    "degradation_severity": "degradation_severity",
-}
 CORE_COLUMNS = {"index", "image", "question", "hint", "answer"}
 _INDEX_RANGE = range(-(2**63), 2**63)  # what the database's bigint holds
 
@@ -173,14 +174,38 @@ def benchmark_import_run(
     staging = ImageStaging(work_dir or import_work_dir(f"run-{uuid.uuid4().hex}"))
     new = _NewBenchmark(name, family, user, description)
     try:
-        with _Spool() as spool:
-            read = _read_rows(Path(path), family, staging, spool, _Throttled(progress))
+        with _Spool() as spool, _unpacked(Path(path), family, staging.folder.parent) as source:
+            read = _read_rows(source, family, staging, spool, _Throttled(progress))
             result = _save(new, read, spool, staging, _Throttled(progress), before_commit)
     except BaseException:
         staged_images_discard(staging.folder)
         raise
     staging.remove()
     return result
+
+
+@contextmanager
+def _unpacked(path: Path, family: str, scratch: Path) -> Iterator[Path]:
+    """The file to read: `path` itself, or for an EndoBench zip the one JSON inside it,
+    unpacked with its images into a scratch folder that is removed afterwards."""
+    if family != Family.ENDOBENCH or path.suffix.lower() != ".zip":
+        yield path
+        return
+    scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="endobench-", dir=scratch) as folder:
+        try:
+            extract_zip(path, Path(folder) / "unpacked")
+        except FormatError as error:
+            raise ImportFailed(error.problems) from None
+        found = [
+            json_path
+            for json_path in (Path(folder) / "unpacked").rglob("*.json")
+            if "__MACOSX" not in json_path.parts
+        ]
+        if len(found) != 1:
+            reason = f"the zip must hold one .json file, it holds {len(found)}"
+            raise ImportFailed([RowProblem(0, None, reason, "no_json")])
+        yield found[0]
 
 
 def _check_name_free(name: str) -> None:
@@ -192,7 +217,7 @@ def _check_name_free(name: str) -> None:
 class _NewBenchmark:
     name: str
     family: str
-    user: object
+    user: User | None
     description: str
 
 
@@ -281,7 +306,7 @@ def _read_rows(path: Path, family: str, staging, spool: _Spool, progress: _Throt
     if reader.problems:
         raise ImportFailed(list(reader.problems), report)
     if count == 0:
-        raise ImportFailed([RowProblem(0, None, "the file holds no item")], report)
+        raise ImportFailed([RowProblem(0, None, "the file holds no item", "no_items")], report)
     progress("reading", count, 1.0, force=True)
     return _Read(reader.columns, reader.option_letters, images_by_index, report, count)
 
@@ -294,20 +319,24 @@ def _row_problems(row) -> list[RowProblem]:
     """What the database could not keep: an index out of range, a value longer than its column."""
     problems = []
     if row.index not in _INDEX_RANGE:
-        problems.append(RowProblem(row.row, "index", f"index {row.index} is out of range"))
+        problems.append(
+            RowProblem(row.row, "index", f"index {row.index} is out of range", "bad_index")
+        )
     for column, value in row.extra.items():
         limit = _column_limits().get(column)
         if limit and len(value) > limit:
             reason = f"{len(value)} characters, longer than the {limit} this column may hold"
-            problems.append(RowProblem(row.row, column, reason))
+            problems.append(RowProblem(row.row, column, reason, "too_long"))
     return problems
 
 
 @cache
 def _column_limits() -> dict[str, int]:
+    fields = {column: Item._meta.get_field(name) for column, name in COLUMN_FIELDS.items()}
     return {
-        column: Item._meta.get_field(field_name).max_length
-        for column, field_name in COLUMN_FIELDS.items()
+        column: field.max_length
+        for column, field in fields.items()
+        if isinstance(field, CharField) and field.max_length is not None
     }
 
 
@@ -456,14 +485,14 @@ def _taxonomy_of(benchmark: Benchmark) -> dict[str, list[str]]:
     """The distinct values of each taxonomy field present in the benchmark."""
     taxonomy = {}
     for column, field_name in COLUMN_FIELDS.items():
-        values = (
+        distinct = (
             Item.objects.filter(benchmark=benchmark)
             .exclude(**{field_name: ""})
             .order_by(field_name)
             .values_list(field_name, flat=True)
             .distinct()
         )
-        values = list(values[:500])
+        values = list(distinct[:500])
         if values:
             taxonomy[column] = values
     return taxonomy

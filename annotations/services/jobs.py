@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.db import transaction
 from django.db.models import F, Q, QuerySet, Value
@@ -315,14 +316,21 @@ def _job_fail_open(job: QuerySet[Job], message: str) -> None:
 
 @transaction.atomic
 def job_retry(*, job: Job) -> Job:
-    """Send a failed degradation or triage job back to the queue: chunks already done are kept,
-    the others are done again (from what is stored)."""
-    if job.kind not in CHUNKED_KINDS:
+    """Send a failed job back to the queue. A degradation or triage job keeps the chunks already
+    done and does the others again (from what is stored); an import starts over from its kept
+    upload (an import refused for bad input has none: its file is fixed and uploaded again)."""
+    if job.kind not in (*CHUNKED_KINDS, "import"):
         raise DomainError(_("This kind of job is not retried here."), code="not_retryable")
+    if job.kind == "import" and not Path(job.params.get("path") or "").is_file():
+        raise DomainError(
+            _("The uploaded file is no longer kept: fix it and upload it again."),
+            code="upload_gone",
+        )
     reopened = Job.objects.filter(pk=job.pk, status__in=(JobStatus.FAILED, JobStatus.CANCELLED))
-    if not reopened.update(
-        status=JobStatus.QUEUED, message="", finished_at=None, heartbeat_at=timezone.now()
-    ):
+    fields = {"status": JobStatus.QUEUED, "message": "", "finished_at": None}
+    if job.kind == "import":
+        fields.update(done=0, result={})
+    if not reopened.update(**fields, heartbeat_at=timezone.now()):
         raise DomainError(_("Only a failed job can be retried."), code="not_ended")
     JobChunk.objects.filter(job_id=job.pk).exclude(status=JobStatus.DONE).update(
         status=JobStatus.QUEUED, heartbeat_at=timezone.now()
@@ -333,11 +341,16 @@ def job_retry(*, job: Job) -> Job:
 
 
 def job_send(*, job_id: int, kind: str) -> None:
-    """Send a chunked job's task (after the commit that queued it)."""
+    """Send a job's task (after the commit that queued it)."""
     from annotations.tasks.degrade import benchmark_degrade_task  # import cycle
+    from annotations.tasks.imports import benchmark_import_task
     from annotations.tasks.triage import triage_benchmark_task
 
-    task = {"degrade": benchmark_degrade_task, "triage": triage_benchmark_task}[kind]
+    task = {
+        "degrade": benchmark_degrade_task,
+        "triage": triage_benchmark_task,
+        "import": benchmark_import_task,
+    }[kind]
     task.delay(job_id)
 
 

@@ -24,7 +24,7 @@ PAIR_TSV_COLUMNS = (
 
 def clean_index_of(item: Item) -> int | None:
     """The index of the clean item of this item's pair group (itself if it is the clean one)."""
-    if item.clean_twin_id is not None:
+    if item.clean_twin is not None:
         return item.clean_twin.source_index
     if item.degradation_severity == Severity.CLEAN:
         return item.source_index

@@ -134,6 +134,12 @@ def _claim_version(item: Item, version: int, *, statuses: Iterable[str]) -> None
     )
 
 
+def _edit_content(review: Review) -> dict:
+    if not isinstance(review.content, dict):  # review_submit stores one with every edit
+        raise DomainError(_("An edit needs the proposed question, options and answer."))
+    return review.content
+
+
 def _new_revision(item: Item, content: dict, *, reason: str, author, note: str = "") -> int:
     """Store `content` as the item's next version (the row is already locked by the caller)."""
     old = item.version
@@ -208,7 +214,9 @@ def assignments_create(
     # A heap of (load, order, reviewer id) picks the least-loaded reviewers in a stable order.
     heap = [(load[u.pk], order, u.pk) for order, u in enumerate(reviewers)]
     heapq.heapify(heap)
-    created, touched, batch = 0, [], []
+    created = 0
+    touched: list[int] = []
+    batch: list[Assignment] = []
     for item_id in items.values_list("id", flat=True).iterator(chunk_size=BATCH):
         taken = existing.get(item_id, [])
         picks = _pick(heap, per_item - len(taken), exclude={r for r, _s in taken})
@@ -233,7 +241,8 @@ def assignments_create(
 def _pick(heap: list, count: int, *, exclude: set[int]) -> list[int]:
     if count <= 0:
         return []
-    picked, skipped = [], []
+    picked: list[tuple[int, int, int]] = []
+    skipped: list[tuple[int, int, int]] = []
     while heap and len(picked) < count:
         entry = heapq.heappop(heap)
         (skipped if entry[2] in exclude else picked).append(entry)
@@ -364,7 +373,7 @@ def _settle(item: Item) -> str:
         names = ", ".join(sorted(r.reviewer.get_username() for r in reviews))
         _new_revision(
             item,
-            reviews[0].content,
+            _edit_content(reviews[0]),
             reason=RevisionReason.AGREED_EDIT,
             author=reviews[-1].reviewer,
             note=_("Identical edit proposed by %(names)s") % {"names": names},
@@ -424,19 +433,22 @@ def item_adjudicate(
     _claim_version(item, version, statuses=[ItemStatus.DISPUTED])
     review_a, review_b = _two_reviews(item)
     taken = {"a": review_a, "b": review_b}.get(choice)
+    adopted: dict | None = None
     if choice != AdjudicationChoice.NEW:
         if taken is None:
             raise DomainError(_("There is no review %(c)s to take.") % {"c": choice.upper()})
         reject = taken.verdict == Verdict.REJECT
-        content = taken.content if taken.verdict == Verdict.EDIT else item.content()
+        if not reject:
+            edited = taken.verdict == Verdict.EDIT
+            adopted = content_normalise(_edit_content(taken) if edited else item.content())
     elif not reject:
-        content = content_clean(content, item=item)
-    if reject:
+        adopted = content_normalise(content_clean(content, item=item))
+    if adopted is None:
         item.status = ItemStatus.REJECTED
     else:
         _new_revision(
             item,
-            content_normalise(content),
+            adopted,
             reason=RevisionReason.ADJUDICATED,
             author=adjudicator,
             note=(comment or "").strip(),
@@ -449,7 +461,7 @@ def item_adjudicate(
         choice=choice,
         review_a=review_a,
         review_b=review_b,
-        content=None if reject else content_normalise(content),
+        content=adopted,
         rejected=reject,
         comment=(comment or "").strip(),
         item_version=item.version,

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import logging
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 
 from celery import shared_task
-from django.contrib.auth import get_user_model
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotations.models import Job, JobStatus
+from annotations.models import Family, Job, JobStatus
+from annotations.services.cases import gastricx_import_run
 from annotations.services.errors import DomainError
 from annotations.services.images import import_work_dir, staged_images_discard
 from annotations.services.imports import (
@@ -90,16 +91,27 @@ def _run(job: Job, lease: Lease) -> None:
         return
     size = upload.stat().st_size
     lease_update(lease, total=max(1, size // _PROGRESS_UNIT), done=0, result={})
+    user = job.created_by
     try:
-        benchmark_import_run(
-            path=upload,
-            family=params["family"],
-            name=params["name"],
-            user=get_user_model().objects.filter(pk=job.created_by_id).first(),
-            progress=lambda state: _progress(lease, state, size),
-            work_dir=work_dir,
-            before_commit=lambda result: _finish(lease, result),
-        )
+        if params["family"] == Family.GASTRICX:
+            cases = _CaseCount(lease)
+            gastricx_import_run(
+                path=upload,
+                name=params["name"],
+                user=user,
+                progress=cases,
+                before_commit=lambda result: _finish(lease, result),
+            )
+        else:
+            benchmark_import_run(
+                path=upload,
+                family=params["family"],
+                name=params["name"],
+                user=user,
+                progress=lambda state: _progress(lease, state, size),
+                work_dir=work_dir,
+                before_commit=lambda result: _finish(lease, result),
+            )
     except ImportFailed as error:
         _fail(lease, str(error), {**_problems(error), **error.report.as_result()})
     except DomainError as error:
@@ -127,6 +139,18 @@ def _progress(lease: Lease, state: ImportProgress, size: int) -> None:
     lease_update(lease, done=done, result={"stage": state.stage, "items": state.items})
 
 
+class _CaseCount:
+    """Gastric-X progress: cases read, told one by one."""
+
+    def __init__(self, lease: Lease) -> None:
+        self.lease, self.cases = lease, 0
+
+    def __call__(self, n: int = 1) -> None:
+        self.lease.check()
+        self.cases += n
+        lease_update(self.lease, result={"stage": "reading", "items": self.cases})
+
+
 def _finish(lease: Lease, result: ImportResult) -> None:
     """Inside the import's transaction: the job ends with the rows, or neither does."""
     summary = {"benchmark": result.benchmark.name, "items": result.items}
@@ -149,6 +173,6 @@ def _fail(lease: Lease, message: str, result: dict) -> None:
 
 def _problems(error: ImportFailed) -> dict:
     return {
-        "problems": [str(problem) for problem in error.problems[:MAX_LISTED_PROBLEMS]],
+        "problems": [asdict(problem) for problem in error.problems[:MAX_LISTED_PROBLEMS]],
         "problems_total": len(error.problems),
     }

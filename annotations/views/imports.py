@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
-import uuid
-from pathlib import Path
+from dataclasses import asdict
 
 from django import forms
 from django.conf import settings
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import filesizeformat
@@ -16,24 +13,37 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotations.access import CURATOR, role_required
-from annotations.labels import import_warning_label
+from annotations.labels import import_problem, import_warning_label
 from annotations.models import Benchmark, Job
-from annotations.selectors.jobs import job_chunks
-from annotations.services.jobs import job_create
-from annotations.tasks.imports import benchmark_import_task
+from annotations.selectors.jobs import job_chunks, job_retryable
+from annotations.services.errors import DomainError
+from annotations.services.import_jobs import (
+    StoredUpload,
+    file_type_problem,
+    import_start,
+    upload_discard,
+    upload_store,
+)
+from annotations.services.imports import ImportFailed
+from annotations.uploads import too_large_message
+
+FAMILY_CHOICES = [
+    ("vlmeval", _("VLMEvalKit multiple-choice TSV")),
+    ("endobench", _("EndoBench: a TSV, or a zip of the JSON and its images")),
+    ("medqdeg", _("MedQ-DEG TSV (degraded and clean pairs)")),
+    ("gastricx", _("Gastric-X: a zip of case folders (CT, endoscopy, case.json)")),
+]
+SESSION_KEY = "import_upload"
 
 
 class ImportForm(forms.Form):
     name = forms.SlugField(label=_("Benchmark name"), max_length=100)
-    family = forms.ChoiceField(
-        label=_("Format"),
-        choices=[
-            ("endobench", "EndoBench TSV"),
-            ("medqdeg", "MedQ-DEG TSV"),
-            ("vlmeval", _("VLMEvalKit multiple-choice TSV")),
-        ],
-    )
-    file = forms.FileField(label=_("File"))
+    family = forms.ChoiceField(label=_("Format"), choices=FAMILY_CHOICES)
+    file = forms.FileField(label=_("File"), required=False)
+
+    def __init__(self, *args, refused: bool = False, kept: StoredUpload | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.refused, self.kept = refused, kept
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"]
@@ -41,15 +51,23 @@ class ImportForm(forms.Form):
             raise forms.ValidationError(_("A benchmark with this name already exists."))
         return name
 
-    def __init__(self, *args, refused: bool = False, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.refused = refused
-
     def clean_file(self):
         upload = self.cleaned_data.get("file")
         if self.refused or (upload is not None and upload.size > settings.MAX_UPLOAD_BYTES):
             raise forms.ValidationError(too_large_message())
+        if upload is None and self.kept is None:
+            raise forms.ValidationError(_("Choose a file to import."))
         return upload
+
+    def clean(self):
+        data = super().clean()
+        family, upload = data.get("family"), data.get("file")
+        file_name = upload.name if upload is not None else self.kept.name if self.kept else None
+        if family and file_name and "file" not in self.errors:
+            problem = file_type_problem(family, file_name)
+            if problem:
+                self.add_error("file", problem)
+        return data
 
     def full_clean(self) -> None:
         super().full_clean()
@@ -58,47 +76,59 @@ class ImportForm(forms.Form):
             self.errors["file"] = self.error_class([too_large_message()])
 
 
-def too_large_message() -> str:
-    return _("The file is larger than the upload limit of %(limit)s; nothing was read past it.") % {
-        "limit": filesizeformat(settings.MAX_UPLOAD_BYTES)
-    }
-
-
-def _save_upload(upload) -> Path:
-    # A folder per upload, named by a random id: the client's file name never picks the path.
-    folder = Path(settings.MEDIA_ROOT) / "uploads" / uuid.uuid4().hex
-    folder.mkdir(parents=True)
-    path = folder / "upload.tsv"
-    temporary = getattr(upload, "temporary_file_path", None)
-    if temporary is not None:
-        shutil.move(temporary(), path)  # the handler's file on disk: no second copy
-        return path
-    with open(path, "wb") as out:
-        for chunk in upload.chunks():
-            out.write(chunk)
-    return path
+def _kept(request: HttpRequest) -> StoredUpload | None:
+    """The file this user chose in an earlier, refused submission (kept on the server)."""
+    data = request.session.get(SESSION_KEY)
+    if not data or request.POST.get("kept") != data.get("token"):
+        return None
+    stored = StoredUpload(**data)
+    return stored if stored.exists() else None
 
 
 @require_http_methods(["GET", "POST"])
 @role_required(CURATOR)
 def benchmark_import_view(request: HttpRequest) -> HttpResponse:
-    bound = request.method == "POST"
-    form = ImportForm(
-        request.POST if bound else None,
-        request.FILES if bound else None,
-        refused=getattr(request, "upload_refused", False),
-    )
-    if bound and form.is_valid():
-        path = _save_upload(form.cleaned_data["file"])
-        params = {
-            "path": str(path),
-            "family": form.cleaned_data["family"],
-            "name": form.cleaned_data["name"],
-        }
-        job = job_create(kind="import", params=params, user=request.user)
-        transaction.on_commit(lambda: benchmark_import_task.delay(job.id))
-        return redirect("job", pk=job.pk)
-    return render(request, "annotations/import.html", {"form": form, "limits": _limits()})
+    if request.method == "GET":
+        initial = {"family": request.GET.get("family", "")}
+        context = {"form": ImportForm(initial=initial), "limits": _limits(), "kept": None}
+        return render(request, "annotations/import.html", context)
+    upload = request.FILES.get("file")
+    # Known once the body is parsed: the upload handler stopped reading at the limit.
+    refused = getattr(request, "upload_refused", False)
+    kept = _kept(request)
+    upload = None if refused else upload
+    if upload is not None and upload.size <= settings.MAX_UPLOAD_BYTES:
+        # A newly chosen file replaces the kept one, and is itself kept if the form is refused.
+        if kept is not None:
+            upload_discard(stored=kept)
+        kept = upload_store(upload=upload)
+        request.session[SESSION_KEY] = asdict(kept)
+    form = ImportForm(request.POST, refused=refused, kept=kept)
+    refusal = None
+    if form.is_valid():
+        try:
+            job = import_start(
+                stored=kept,
+                family=form.cleaned_data["family"],
+                name=form.cleaned_data["name"],
+                user=request.user,
+            )
+        except ImportFailed as error:
+            # The file itself is wrong: it is not kept, its problems are listed.
+            refusal = {
+                "name": kept.name,
+                "problems": [import_problem(asdict(p)) for p in error.problems],
+            }
+            upload_discard(stored=kept)
+            request.session.pop(SESSION_KEY, None)
+            kept = None
+        except DomainError as error:
+            form.add_error("name" if error.code == "name_taken" else "file", str(error))
+        else:
+            request.session.pop(SESSION_KEY, None)
+            return redirect("job", pk=job.pk)
+    context = {"form": form, "limits": _limits(), "kept": kept, "refusal": refusal}
+    return render(request, "annotations/import.html", context)
 
 
 def _limits() -> dict[str, str]:
@@ -116,11 +146,15 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     template = "annotations/job.html#progress" if request.htmx else "annotations/job.html"
     # Looked up here: in a template, `result.items` of a dict without that key is dict.items.
     item_count = (job.result or {}).get("items", 0) if isinstance(job.result, dict) else 0
+    result = job.result if isinstance(job.result, dict) else {}
     context = {
         "job": job,
+        "problems": [import_problem(problem) for problem in result.get("problems") or []],
+        "problems_total": result.get("problems_total") or len(result.get("problems") or []),
         "warnings": _warnings(job),
         "item_count": item_count,
         "chunks": job_chunks(job),
+        "retryable": job_retryable(job),
     }
     return render(request, template, context)
 

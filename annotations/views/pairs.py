@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -21,8 +20,8 @@ from annotations.models import Benchmark, SeverityJudgement
 from annotations.selectors import pairs as selectors
 from annotations.selectors import visibility
 from annotations.selectors.review import review_may_change
+from annotations.services.degrade import degrade_job_start
 from annotations.services.errors import DomainError
-from annotations.services.jobs import job_create
 from annotations.services.pair_review import (
     LEFT,
     RIGHT,
@@ -31,7 +30,6 @@ from annotations.services.pair_review import (
     pair_review_submit,
 )
 from annotations.services.review_changes import review_withdraw
-from annotations.tasks.degrade import benchmark_degrade_task
 
 BLIND_SESSION_KEY = "pairs_blinded"
 _ONLY_FOR = dict.fromkeys(CT_KINDS, "CT") | dict.fromkeys(MRI_KINDS, "MRI")
@@ -127,10 +125,7 @@ def benchmark_degrade_view(request: HttpRequest, name: str) -> HttpResponse:
     form = DegradeForm(request.POST or None)
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     if request.method == "POST" and form.is_valid():
-        job = job_create(
-            kind="degrade", params=form.cleaned_data, user=request.user, benchmark=benchmark
-        )
-        transaction.on_commit(lambda: benchmark_degrade_task.delay(job.id))
+        job = degrade_job_start(benchmark=benchmark, params=form.cleaned_data, user=request.user)
         return redirect("job", pk=job.pk)
     context = {
         "benchmark": benchmark,

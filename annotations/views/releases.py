@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRefresh
 
 from annotations.access import CURATOR, role_required
+from annotations.charts import count_charts
 from annotations.models import Benchmark, Release, ReleaseStatus
 from annotations.selectors import releases as selectors
 from annotations.selectors import visibility
@@ -126,10 +127,6 @@ def release_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
-ROW = 24  # px per bar of the inline SVG charts
-BAR = 260  # px of the longest bar
-
-
 def _charts(counts: dict) -> list[dict]:
     """The bar charts of the page (drawn as inline SVG): counts by category, l2-category, split."""
     titles = {
@@ -137,19 +134,7 @@ def _charts(counts: dict) -> list[dict]:
         "l2-category": _("By l2-category"),
         "split": _("By split"),
     }
-    charts = []
-    for key, title in titles.items():
-        values = counts.get(key) or {}
-        if not values:
-            continue
-        top = max(values.values()) or 1
-        ordered = sorted(values.items(), key=lambda pair: (-pair[1], pair[0]))
-        bars = [
-            {"label": label or "—", "count": n, "y": i * ROW, "width": max(2, round(BAR * n / top))}
-            for i, (label, n) in enumerate(ordered)
-        ]
-        charts.append({"title": title, "bars": bars, "height": len(bars) * ROW})
-    return charts
+    return count_charts(counts, titles)
 
 
 @require_GET

@@ -3,6 +3,7 @@ curator's switches (recompute, "review the suspects first")."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -40,62 +41,89 @@ class TriageFilter(forms.Form):
     page = forms.IntegerField(required=False, min_value=1)
 
 
+# The clinician's sentence for each reason, filled from the numbers in its evidence (shaped first
+# by _SHAPES where the evidence is not flat), and a second sentence where the evidence asks for it.
+REASON_TEXTS = {
+    "model_consensus": gettext_lazy(
+        "%(agree)s of %(runs)s models answer %(consensus)s, not the gold %(gold)s. "
+        "Weighted by each model's accuracy on the other items, the gold answer is wrong "
+        "with probability %(p)s%%."
+    ),
+    "answerable_without_image": gettext_lazy(
+        "Every run made without the image answers it correctly."
+    ),
+    "split_leakage": gettext_lazy(
+        "The same frame appears in another split: a test item may have been seen."
+    ),
+    "duplicate_image": gettext_lazy(
+        "A near-identical image (re-encoded or resized) is stored for another item."
+    ),
+    "duplicate_question": gettext_lazy(
+        "Another item asks the same question with the same options."
+    ),
+    "empty_question": gettext_lazy("The question is empty or reads as missing."),
+    "answer_out_of_range": gettext_lazy("The answer %(answer)s is not one of the options."),
+    "empty_option": gettext_lazy(
+        "An option is spelled like a missing value (%(texts)s): pandas and VLMEvalKit drop it."
+    ),
+    "gt_mismatch": gettext_lazy(
+        "The gt text “%(gt)s” is not the answer's option “%(answer_text)s”."
+    ),
+    "duplicate_options": gettext_lazy("Several options have the same text: %(letters)s."),
+    "degradation_modality_mismatch": gettext_lazy(
+        "The degradation “%(degradation_type)s” does not apply to %(modality)s images."
+    ),
+    "reviewer_rejected": gettext_lazy(
+        "%(count)s of %(reviews)s reviewers did this; the others did not."
+    ),
+    "reviewer_edited": gettext_lazy(
+        "%(count)s of %(reviews)s reviewers did this; the others did not."
+    ),
+    "slow_review": gettext_lazy("A review took %(seconds)s s; the median is %(median)s s."),
+}
+
+_SHAPES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "model_consensus": lambda ev: {**ev, "p": round(100 * ev.get("probability", 0))},
+    "answer_out_of_range": lambda ev: {"answer": ev.get("answer") or "—"},
+    "empty_option": lambda ev: {
+        "texts": ", ".join(f"{o['letter']} = “{o['text']}”" for o in ev.get("options", []))
+    },
+    "duplicate_options": lambda ev: {
+        "letters": "; ".join(" = ".join(group) for group in ev.get("letters", []))
+    },
+}
+
+
+def _task_sentence(ev: dict[str, Any]) -> str:
+    task = ev.get("task") or {}
+    if not task.get("flagged"):
+        return ""
+    return _(
+        "Its task “%(task)s” is answered %(acc)s%% of the time without images "
+        "(chance %(chance)s%%): the task may not test vision."
+    ) % {
+        "task": task.get("task") or "—",
+        "acc": round(100 * task["accuracy"]),
+        "chance": round(100 * task["chance"]),
+    }
+
+
+def _option_sentence(ev: dict[str, Any]) -> str:
+    if not ev.get("matches"):
+        return ""
+    return _("It is the text of option %(letter)s.") % {"letter": ev["matches"][0]}
+
+
+_MORE = {"answerable_without_image": _task_sentence, "gt_mismatch": _option_sentence}
+
+
 def _explain(code: str, ev: dict[str, Any]) -> str:
-    """The clinician's sentence for one reason, translated, from the numbers in its evidence."""
-    if code == "model_consensus":
-        return _(
-            "%(agree)s of %(runs)s models answer %(consensus)s, not the gold %(gold)s. "
-            "Weighted by each model's accuracy on the other items, the gold answer is wrong "
-            "with probability %(p)s%%."
-        ) % {**ev, "p": round(100 * ev.get("probability", 0))}
-    if code == "answerable_without_image":
-        text = _("Every run made without the image answers it correctly.")
-        task = ev.get("task") or {}
-        if task.get("flagged"):
-            text += " " + _(
-                "Its task “%(task)s” is answered %(acc)s%% of the time without images "
-                "(chance %(chance)s%%): the task may not test vision."
-            ) % {
-                "task": task.get("task") or "—",
-                "acc": round(100 * task["accuracy"]),
-                "chance": round(100 * task["chance"]),
-            }
-        return text
-    if code == "split_leakage":
-        return _("The same frame appears in another split: a test item may have been seen.")
-    if code == "duplicate_image":
-        return _("A near-identical image (re-encoded or resized) is stored for another item.")
-    if code == "duplicate_question":
-        return _("Another item asks the same question with the same options.")
-    if code == "empty_question":
-        return _("The question is empty or reads as missing.")
-    if code == "answer_out_of_range":
-        return _("The answer %(answer)s is not one of the options.") % {
-            "answer": ev.get("answer") or "—"
-        }
-    if code == "empty_option":
-        return _("An option is spelled like a missing value (%(texts)s): pandas and "
-                 "VLMEvalKit drop it.") % {
-            "texts": ", ".join(f"{o['letter']} = “{o['text']}”" for o in ev.get("options", []))
-        }  # fmt: skip
-    if code == "gt_mismatch":
-        text = _("The gt text “%(gt)s” is not the answer's option “%(answer_text)s”.") % ev
-        if ev.get("matches"):
-            text += " " + _("It is the text of option %(letter)s.") % {"letter": ev["matches"][0]}
-        return text
-    if code == "duplicate_options":
-        return _("Several options have the same text: %(letters)s.") % {
-            "letters": "; ".join(" = ".join(group) for group in ev.get("letters", []))
-        }
-    if code == "degradation_modality_mismatch":
-        return (
-            _("The degradation “%(degradation_type)s” does not apply to %(modality)s images.") % ev
-        )
-    if code in ("reviewer_rejected", "reviewer_edited"):
-        return _("%(count)s of %(reviews)s reviewers did this; the others did not.") % ev
-    if code == "slow_review":
-        return _("A review took %(seconds)s s; the median is %(median)s s.") % ev
-    return ""
+    """The clinician's sentence for one reason, translated; '' for an unknown code."""
+    if code not in REASON_TEXTS:
+        return ""
+    text = str(REASON_TEXTS[code]) % _SHAPES.get(code, dict)(ev)
+    more = _MORE[code](ev) if code in _MORE else ""
+    return f"{text} {more}" if more else text
 
 
 def _decorate(suspicion) -> None:

@@ -1,43 +1,31 @@
-// The top bar keeps every link on one line: links that do not fit (users with several roles,
-// narrow windows) move, from the last one back, into the "More" menu; they come back when
-// the window grows. Without this script the bar scrolls sideways instead.
+// The top bar's menus are <details> and work without this script. With it, opening one closes
+// the others, and Escape or a click elsewhere closes it (focus goes back to its title).
 
-function fit() {
-  const nav = document.querySelector(".mainnav");
-  const more = document.querySelector("[data-nav-more]");
-  const menu = document.querySelector("[data-nav-more-menu]");
-  if (!nav || !more || !menu) return;
-  // Start from every link in the bar, in its order, then move the overflow out.
-  nav.append(...menu.children);
-  more.hidden = true;
-  const links = [...nav.children];
-  let moved = 0;
-  while (nav.scrollWidth > nav.clientWidth && moved < links.length - 1) {
-    more.hidden = false; // the menu button takes room too: check again with it shown
-    menu.prepend(links[links.length - 1 - moved]);
-    moved += 1;
-  }
-  if (!moved) more.open = false;
+function groups() {
+  return [...document.querySelectorAll(".mainnav details.navgroup")];
 }
 
-let pending = 0;
-window.addEventListener("resize", () => {
-  cancelAnimationFrame(pending);
-  pending = requestAnimationFrame(fit);
-});
+document.addEventListener(
+  "toggle",
+  (event) => {
+    const opened = event.target;
+    if (!opened.matches?.("details.navgroup") || !opened.open) return;
+    for (const other of groups()) if (other !== opened) other.open = false;
+  },
+  true,
+);
 
-// A click elsewhere, a chosen link or Escape closes the menu.
 document.addEventListener("click", (event) => {
-  const more = document.querySelector("[data-nav-more]");
-  if (more?.open && !event.target.closest("summary")) more.open = false;
-});
-document.addEventListener("keydown", (event) => {
-  const more = document.querySelector("[data-nav-more]");
-  if (event.key === "Escape" && more?.open) more.open = false;
+  if (event.target.closest("details.navgroup")) return;
+  for (const group of groups()) group.open = false;
 });
 
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fit);
-else fit();
-// Web fonts or the language switch can change the links' widths after the first layout.
-window.addEventListener("load", fit);
-document.documentElement.dataset.navFitted = "ready";
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape") return;
+  const open = groups().find((group) => group.open);
+  if (!open) return;
+  open.open = false;
+  open.querySelector("summary").focus();
+});
+
+document.documentElement.dataset.navReady = "ready";

@@ -67,3 +67,9 @@ def screenshot(page, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def nav(page, area: str, link: str) -> None:
+    """Follow a top-bar link as a person would: open its area's menu, then click the link."""
+    page.click(f"nav.mainnav details[data-navgroup={area}] summary")
+    page.click(f"nav.mainnav details[data-navgroup={area}] .navmenu >> text={link}")

@@ -10,7 +10,7 @@ from annotations.imaging import ct
 from annotations.models import Box, Case, Volume
 from annotations.services.cases import gastricx_import
 from annotations.services.review import assignments_create
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import nav, screenshot
 from tests.cases.builders import write_case
 from tests.factories import make_personas
 
@@ -88,7 +88,7 @@ def test_scrolling_one_phase_moves_the_others_to_the_same_patient_position(
     )
     screenshot(page, "ct_viewer_scrolled")
 
-    page.click("nav.mainnav >> text=CT cases")
+    nav(page, "review", "CT cases")
     assert page.locator("table.cases tbody tr").count() == 1
     assert "GX-BROWSER-01" in page.locator("table.cases").inner_text()
     screenshot(page, "ct_case_list")

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from annotations.models import Job, JobChunk, Release, Run
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import nav, screenshot
 from tests.factories import make_benchmark, make_item, make_personas
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -52,7 +52,7 @@ def test_a_curator_sees_stuck_work_and_retries_a_failed_job(page, live_server, l
     make_personas()
     failed = _world()
     login("dave")
-    page.click("header >> text=Jobs")
+    nav(page, "admin", "Jobs")
     page.wait_for_url("**/jobs/")
     stuck_row = page.locator("tr.is-stuck")
     assert stuck_row.count() == 1

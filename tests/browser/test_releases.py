@@ -8,7 +8,7 @@ from annotations.models import Item, Release
 from annotations.services.releases import release_build, release_create
 from annotations.tasks import releases as release_tasks
 from annotations.tasks.releases import release_build_task
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import nav, screenshot
 from tests.factories import make_personas
 from tests.releases.helpers import edit, endo_benchmark
 
@@ -40,7 +40,7 @@ def test_a_curator_builds_a_release_and_compares_it(
 ):
     edit(Item.objects.get(source_index=2), question="Which organ is shown?")
     login(people["curator"].username)
-    page.click("nav.mainnav >> text=Releases")
+    nav(page, "curate", "Releases")
     page.click(".rel-benchmarks >> text=endo")
     page.click("text=New release")
     page.fill("#id_version", "1.1")

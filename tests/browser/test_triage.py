@@ -10,7 +10,7 @@ from annotations.access import REVIEWER
 from annotations.models import Prediction, Review, Run
 from annotations.services.review import assignments_create
 from annotations.services.triage import benchmark_triage
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import nav, screenshot
 from tests.factories import make_benchmark, make_item, make_personas
 from tests.triage.helpers import FINDINGS, texture_jpeg
 
@@ -62,7 +62,7 @@ def test_a_curator_filters_the_suspects_opens_one_and_reviews_it(page, live_serv
     benchmark_triage(benchmark=benchmark)
 
     login(curator.username)
-    page.click("nav.mainnav >> text=Triage")
+    nav(page, "curate", "Triage")
     page.click("text=endo-triage")
     page.wait_for_selector(".suspect")
     first = page.locator(".suspect").first

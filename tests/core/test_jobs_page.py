@@ -3,7 +3,9 @@ for what failed, each through its own kind's retry."""
 
 from __future__ import annotations
 
+import tempfile
 from datetime import timedelta
+from pathlib import Path
 from unittest import mock
 
 from django.test import TestCase, override_settings
@@ -222,17 +224,58 @@ class RetryTests(TestCase):
         release.refresh_from_db()
         self.assertEqual((release.status, release.error), ("building", ""))
 
-    def test_work_that_did_not_fail_or_imports_are_not_retried_here(self):
+    def test_work_that_did_not_fail_or_has_no_retry_is_not_retried_here(self):
         running = Job.objects.create(kind="degrade", benchmark=self.benchmark, status="running")
-        upload = Job.objects.create(kind="import", params={"name": "x"}, status="failed")
-        for job in (running, upload):
+        other = Job.objects.create(kind="contact_sheet", params={}, status="failed")
+        for job in (running, other):
             response = self._retry("job", job.pk)
             self.assertRedirects(response, reverse("jobs"), fetch_redirect_response=False)
         page = self.client.get(reverse("jobs"))
         self.assertContains(page, "Only a failed job can be retried.")
         self.assertContains(page, "This kind of job is not retried here.")
         self.assertEqual(Job.objects.get(pk=running.pk).status, "running")
-        self.assertEqual(Job.objects.get(pk=upload.pk).status, "failed")
+        self.assertEqual(Job.objects.get(pk=other.pk).status, "failed")
+
+    def test_a_failed_import_whose_upload_was_kept_starts_over(self):
+        upload = Path(self.enterContext(tempfile.TemporaryDirectory())) / "bench.tsv"
+        upload.write_text("index\tquestion\n")
+        job = Job.objects.create(
+            kind="import",
+            params={"name": "x", "family": "vlmeval", "path": str(upload)},
+            status="failed",
+            message="OperationalError: database is locked",
+            total=10,
+            done=7,
+            result={"stage": "saving", "items": 40},
+        )
+        listed = self.client.get(reverse("jobs") + "?state=failed")
+        self.assertContains(listed, reverse("background-retry", args=["job", job.pk]))
+        self.assertContains(self.client.get(reverse("job", args=[job.pk])), "which was kept")
+        with (
+            mock.patch("annotations.tasks.imports.benchmark_import_task.delay") as delay,
+            self.captureOnCommitCallbacks(execute=True),
+        ):
+            response = self._retry("job", job.pk, return_to="job")
+        self.assertRedirects(response, reverse("job", args=[job.pk]), fetch_redirect_response=False)
+        delay.assert_called_once_with(job.pk)
+        job.refresh_from_db()
+        self.assertEqual((job.status, job.message, job.done, job.result), ("queued", "", 0, {}))
+
+    def test_an_import_refused_for_bad_input_is_uploaded_again_not_retried(self):
+        job = Job.objects.create(
+            kind="import",
+            params={"name": "x", "family": "vlmeval", "path": "/nonexistent/upload/bench.tsv"},
+            status="failed",
+            result={"problems": ["row 3: broken image"], "problems_total": 1},
+        )
+        listed = self.client.get(reverse("jobs") + "?state=failed")
+        self.assertNotContains(listed, reverse("background-retry", args=["job", job.pk]))
+        self.assertNotContains(self.client.get(reverse("job", args=[job.pk])), "which was kept")
+        with mock.patch("annotations.tasks.imports.benchmark_import_task.delay") as delay:
+            self._retry("job", job.pk)
+        delay.assert_not_called()
+        self.assertContains(self.client.get(reverse("jobs")), "upload it again")
+        self.assertEqual(Job.objects.get(pk=job.pk).status, "failed")
 
     def test_unknown_work_and_human_baselines_are_not_found(self):
         human = Run.objects.create(

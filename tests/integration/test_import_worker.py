@@ -59,5 +59,5 @@ def test_a_bad_file_fails_the_job_and_stores_nothing(celery_worker_process):
         lambda: Job.objects.filter(pk=job.pk, status__in=[JobStatus.DONE, JobStatus.FAILED]).first()
     )
     assert job.status == JobStatus.FAILED
-    assert any("row 2, column 'image'" in problem for problem in job.result["problems"])
+    assert any((p["row"], p["column"]) == (2, "image") for p in job.result["problems"])
     assert not Benchmark.objects.filter(name="endo-bad").exists()

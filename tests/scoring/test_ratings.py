@@ -7,7 +7,6 @@ import pytest
 from annotations.scoring.ratings import (
     bootstrap_intervals,
     bradley_terry,
-    expected_score,
     win_rate_matrix,
 )
 
@@ -110,7 +109,9 @@ def test_it_leaves_out_pairs_that_never_met() -> None:
     assert matrix["c"] == {"b": 1.0}
 
 
-def test_it_turns_a_rating_gap_into_winning_odds() -> None:
-    assert expected_score(1000, 1000) == pytest.approx(0.5)
-    # 400 points = 10:1 odds -> 10/11
-    assert expected_score(1400, 1000) == pytest.approx(10 / 11)
+def test_a_400_point_gap_means_ten_to_one_odds() -> None:
+    comparisons = [("a", "b", 1.0)] * 1000 + [("a", "b", 0.0)] * 100
+
+    ratings = bradley_terry(comparisons)
+
+    assert ratings["a"] - ratings["b"] == pytest.approx(400.0, abs=1.0)

@@ -6,11 +6,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from annotations.formats.taxonomy import ANY_MODALITY_KINDS as _ANY_MODALITY
-from annotations.formats.taxonomy import CT_KINDS as _CT_ONLY
-from annotations.formats.taxonomy import HISTOPATHOLOGY_KINDS as _HISTO_ONLY
-from annotations.formats.taxonomy import MODALITIES
-from annotations.formats.taxonomy import MRI_KINDS as _MRI_ONLY
+from annotations.imaging.modalities import ANY_MODALITY_KINDS as _ANY_MODALITY
+from annotations.imaging.modalities import CT_KINDS as _CT_ONLY
+from annotations.imaging.modalities import HISTOPATHOLOGY_KINDS as _HISTO_ONLY
+from annotations.imaging.modalities import MODALITIES
+from annotations.imaging.modalities import MRI_KINDS as _MRI_ONLY
 
 from . import _ct, _generic, _histo, _mri
 from ._common import DegradationError, Params

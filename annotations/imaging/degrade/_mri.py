@@ -77,7 +77,9 @@ def bias_field_artifact(
     v, u = np.meshgrid(
         np.linspace(-1, 1, x.shape[0]), np.linspace(-1, 1, x.shape[1]), indexing="ij"
     )
-    log_field = sum(c * u**i * v**j for c, (i, j) in zip(coefficients, terms, strict=True))
+    log_field = sum(
+        (c * u**i * v**j for c, (i, j) in zip(coefficients, terms, strict=True)), np.zeros_like(u)
+    )
     # scaled on the central disc, where the anatomy is, so the corners do not set the contrast
     central = u**2 + v**2 <= 0.6
     log_field = log_field - log_field[central].mean()

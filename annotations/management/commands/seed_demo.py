@@ -49,7 +49,7 @@ class Command(BaseCommand):
             self.stdout.write("demo data already present")
             self._assign_demo_reviews(users)
             return
-        from annotations.demo import build_demo_files
+        from demo import build_demo_files
 
         with tempfile.TemporaryDirectory() as folder:
             files = build_demo_files(Path(folder), seed=seed)
@@ -77,9 +77,9 @@ class Command(BaseCommand):
     def _assign_demo_reviews(self, users: dict) -> None:
         # Demo reviewers get work: each demo benchmark is double-assigned once (idempotent), and
         # the first EndoBench items are already reviewed, some in dispute, for the adjudicator.
-        from annotations.demo.reviews import demo_reviews_seed
         from annotations.models import Assignment
         from annotations.services.review import assignments_create
+        from demo.reviews import demo_reviews_seed
 
         reviewers = [users["reviewer"], users["reviewer2"]]
         for benchmark in Benchmark.objects.filter(name__in=DEMO_BENCHMARKS):

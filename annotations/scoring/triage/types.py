@@ -77,7 +77,7 @@ class ItemFacts:
     gt: str | None = None
     split: str = ""
     task: str = ""
-    images: tuple[int, ...] = ()
+    images: tuple[Hashable, ...] = ()  # stored image keys (their sha256 in the app)
     group: Hashable = None
     max_letters: int = 26
     modality: str = ""

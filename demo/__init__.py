@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotations.demo.endobench import write_endobench_tsv
-from annotations.demo.gastricx import write_gastricx_cases
-from annotations.demo.medqdeg import write_medqdeg_tsv
+from demo.endobench import write_endobench_tsv
+from demo.gastricx import write_gastricx_cases
+from demo.medqdeg import write_medqdeg_tsv
 
 __all__ = ["DemoFiles", "build_demo_files"]
 

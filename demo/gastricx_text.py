@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from annotations.demo.content import shuffle_options
+from demo.content import shuffle_options
 
 if TYPE_CHECKING:
-    from annotations.demo.gastricx import CaseFacts
+    from demo.gastricx import CaseFacts
 
 _NAMES = ("ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE", "TEN")
 

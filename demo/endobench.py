@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 
-from annotations.demo.content import DATASETS, SCENES, Question, questions_for_frame
 from annotations.formats.vlmeval import write_mcq_tsv
 from annotations.imaging.synth import (
     SynthFrame,
@@ -16,6 +15,7 @@ from annotations.imaging.synth import (
     encode_jpeg,
     endoscopy_scene,
 )
+from demo.content import DATASETS, SCENES, Question, questions_for_frame
 
 ENDOBENCH_COLUMNS = [
     "index",

@@ -15,18 +15,18 @@ import numpy as np
 import pydicom
 from pydicom.uid import generate_uid
 
-from annotations.demo.gastricx_text import (
-    case_indicators,
-    case_reports,
-    case_vqa,
-    patient_identity,
-)
 from annotations.imaging.synth import encode_jpeg, endoscopy_scene
 from annotations.imaging.synthct import (
     PHASES,
     make_abdomen_phantom,
     phantom_boxes,
     write_synthetic_series,
+)
+from demo.gastricx_text import (
+    case_indicators,
+    case_reports,
+    case_vqa,
+    patient_identity,
 )
 
 CT_SHAPE = (32, 256, 256)  # (z, y, x)

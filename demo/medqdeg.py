@@ -11,13 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
-from annotations.demo.content import shuffle_options
 from annotations.formats.medqdeg import MEDQDEG_COLUMNS as FORMAT_COLUMNS
 from annotations.formats.taxonomy import MODALITIES
 from annotations.formats.vlmeval import write_mcq_tsv
 from annotations.imaging import phantoms
 from annotations.imaging.synth import encode_jpeg, encode_png, endoscopy_scene, ultrasound_image
 from annotations.imaging.window import apply_window
+from demo.content import shuffle_options
 
 # The file layout MedQ-DEG publishes, in its column order.
 MEDQDEG_COLUMNS = list(FORMAT_COLUMNS)
