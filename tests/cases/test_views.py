@@ -98,8 +98,8 @@ def test_the_case_page_takes_a_constant_number_of_queries(
     logged_in(client, people["reviewer"])
     client.get(url)
     # session, user, roles, case, indicators, volumes, their boxes, items, endoscopy boxes,
-    # may I draw on the CT, may I draw on the endoscopy image
-    with django_assert_num_queries(11):
+    # may I draw on the CT, may I draw on the endoscopy image, which boxes I may see (blinding)
+    with django_assert_num_queries(12):
         client.get(url)
 
 
