@@ -249,13 +249,22 @@ def test_a_reviewer_draws_moves_resizes_relabels_deletes_and_undoes_a_box(
     screenshot(page, "review_box_edited")
 
 
-def test_another_reviewers_box_is_selectable_but_not_changed(page, live_server, login, roi_item):
+def test_another_reviewers_box_is_hidden_and_an_imported_one_is_selectable_but_not_changed(
+    page, live_server, login, roi_item
+):
     people, item = roi_item
     image = item.item_images.get().image
     theirs = box_services.box_create_2d(
         image=image, label="polyp", coords=[300, 100, 420, 220], user=people["reviewer2"]
     )
     open_review(page, live_server, login, people, item)
+    layer = layer_box(page)
+    # Blinded: the other reviewer's proposal is not on the page while the review is open.
+    page.wait_for_selector("[data-box-count]:has-text('box')")  # the list has loaded
+    assert page.locator(f'.img-box[data-box-id="{theirs.pk}"]').count() == 0
+    # The same box as part of the imported benchmark is shown, and stays nobody's to change.
+    Box.objects.filter(pk=theirs.pk).update(source="imported")
+    page.reload()
     layer = layer_box(page)
     element = page.locator(f'.img-box[data-box-id="{theirs.pk}"]')
     element.focus()  # Tab reaches boxes; focusing one selects it
