@@ -49,8 +49,59 @@ def _setting(expression: str, env: dict[str, str]) -> str:
 def test_debug_is_off_unless_the_environment_says_debug_1():
     assert _setting("settings.DEBUG", _production_env()) == "False"
     assert _setting("settings.DEBUG", _production_env(DEBUG="1")) == "True"
-    no_key = {k: v for k, v in _production_env().items() if k != "SECRET_KEY"}
-    assert "SECRET_KEY must be set" in _setting("settings.DEBUG", no_key)
+
+
+def _without_a_key() -> dict[str, str]:
+    return {k: v for k, v in _production_env().items() if k != "SECRET_KEY"}
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args,
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "clinreview.settings"},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_commands_that_sign_nothing_run_without_a_secret_key():
+    # A checkout with neither DEBUG nor a key can still check its migrations.
+    result = _run(
+        [sys.executable, "manage.py", "makemigrations", "--check", "--dry-run"], _without_a_key()
+    )
+    assert result.returncode == 0, result.stderr
+    assert "No changes detected" in result.stdout
+    # Yet nothing falls back to the development key: Django refuses the empty one on use.
+    assert "SECRET_KEY setting must not be empty" in _setting(
+        "settings.SECRET_KEY", _without_a_key()
+    )
+
+
+def test_the_web_server_refuses_to_start_without_a_secret_key():
+    code = "import clinreview.wsgi"
+    refused = _run([sys.executable, "-c", code], _without_a_key())
+    assert refused.returncode != 0
+    assert "SECRET_KEY must be set" in refused.stderr
+    assert _run([sys.executable, "-c", code], _production_env()).returncode == 0
+    asgi = _run([sys.executable, "-c", "import clinreview.asgi"], _without_a_key())
+    assert "SECRET_KEY must be set" in asgi.stderr
+
+
+def test_the_worker_refuses_to_start_without_a_secret_key():
+    worker = [sys.executable, "-m", "celery", "-A", "clinreview", "worker", "--pool=solo"]
+    refused = _run(worker, _without_a_key())
+    assert refused.returncode != 0
+    assert "ClinReview worker not started: SECRET_KEY must be set" in refused.stderr
+    # With a key the same start-up signal passes (a real worker would then run until stopped).
+    code = (
+        "from clinreview.celery import app; from celery.signals import worker_init;"
+        " worker_init.send(sender=None)"
+    )
+    started = _run([sys.executable, "-c", code], _production_env())
+    assert started.returncode == 0 and "not started" not in started.stderr
 
 
 def test_the_proxy_ssl_header_is_trusted_only_when_configured():
