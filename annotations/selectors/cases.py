@@ -121,7 +121,7 @@ def case_for_api(user, pk: int) -> Case:
         Prefetch("items", queryset=Item.objects.order_by("source_index")),
     )
     cases = visibility.with_gold_hidden(cases, user, benchmark_path="benchmark")
-    return visibility.get_case_for_user_or_404(user, pk, cases)
+    return visibility.without_blinded_gold(visibility.get_case_for_user_or_404(user, pk, cases))
 
 
 def volume_boxes(volume: Volume) -> QuerySet[Box]:

@@ -155,6 +155,15 @@ def get_case_for_user_or_404(user: Any, pk: int, queryset: QuerySet | None = Non
     )
 
 
+def without_blinded_gold(case: Case) -> Case:
+    """The case as a clinician answering a human baseline of its benchmark may read it (a case
+    annotated by `with_gold_hidden`): without the TNM stage and the reports, the gold of its
+    classification and report items. Pages and the API both read a case through this."""
+    if getattr(case, "gold_hidden", False):
+        case.tnm, case.reports = "", {}
+    return case
+
+
 def get_volume_for_user_or_404(user: Any, pk: int, queryset: QuerySet | None = None) -> Volume:
     queryset = Volume.objects.all() if queryset is None else queryset
     return _get_or_404(queryset, user, "case__benchmark", pk=pk)

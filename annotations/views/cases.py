@@ -124,9 +124,7 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     page = selectors.case_page(case)
     # The reports, the stage and the boxes are the gold of the report, classification and
     # localization items: hidden from a clinician answering a human baseline of the benchmark.
-    gold = not getattr(case, "gold_hidden", False)
-    if not gold:
-        case.tnm, case.reports = "", {}
+    visibility.without_blinded_gold(case)
     context = {
         "case": case,
         **ct_viewer_context(request, page.volumes),

@@ -34,7 +34,12 @@ class BaselineClinicianWhoReviewsTests(AccessTestCase):
         alice, bob = cls.people["reviewer"], cls.people["reviewer2"]
         cls.benchmark, cls.items = assigned("gold", [alice, bob], answer="C", family="gastricx")
         cls.item = cls.items[0]
-        cls.case = Case.objects.create(benchmark=cls.benchmark, case_id="GX-GOLD-1")
+        cls.case = Case.objects.create(
+            benchmark=cls.benchmark,
+            case_id="GX-GOLD-1",
+            tnm="T3N1M0",
+            reports={"diagnostic": "Ulcerated antral carcinoma, perigastric nodes enlarged."},
+        )
         Item.objects.filter(pk=cls.item.pk).update(case=cls.case)
         cls.session = open_baseline(cls.benchmark, alice, cls.people["curator"])
 
@@ -65,6 +70,19 @@ class BaselineClinicianWhoReviewsTests(AccessTestCase):
         url = f"/api/cases/{self.case.pk}/"
         self.assertEqual([i["answer"] for i in self.api("reviewer", url).json()["items"]], [None])
         self.assertEqual([i["answer"] for i in self.api("reviewer2", url).json()["items"]], ["C"])
+
+    def test_the_case_api_and_page_give_no_stage_and_no_report(self):
+        # The stage and the reports are the gold of the classification and report items.
+        url = f"/api/cases/{self.case.pk}/"
+        hers = self.api("reviewer", url).json()
+        self.assertEqual((hers["tnm"], hers["reports"]), ("", {}))
+        theirs = self.api("reviewer2", url).json()
+        self.assertEqual(theirs["tnm"], "T3N1M0")
+        self.assertIn("Ulcerated antral carcinoma", theirs["reports"]["diagnostic"])
+        page = reverse("case", args=[self.case.pk])
+        self.assert_hidden(self.page("reviewer", page), 200, "T3N1M0")
+        self.assertNotContains(self.page("reviewer", page), "Ulcerated antral carcinoma")
+        self.assertContains(self.page("reviewer2", page), "Ulcerated antral carcinoma")
 
     def test_her_reviews_wait_until_the_session_is_over(self):
         url = reverse("review-item", args=[self.item.pk])
