@@ -7,7 +7,10 @@ from annotations import models
 
 class ReadOnly:
     """Reviewed and curated content changes only through the app's pages and services, which keep
-    its revisions, history and immutability; the admin shows it and writes nothing."""
+    its revisions, history and immutability; the admin shows it and writes nothing. The same holds
+    for what is imported (cases, images, volumes), what the queues count (assignments) and what
+    scores are made of (runs, predictions, grades). Benchmarks, model endpoints and users stay
+    editable: settings, not content."""
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
@@ -26,13 +29,13 @@ class BenchmarkAdmin(admin.ModelAdmin):
     search_fields = ("name",)
 
 
-class IndicatorInline(admin.TabularInline):
+class IndicatorInline(ReadOnly, admin.TabularInline):
     model = models.Indicator
     extra = 0
 
 
 @admin.register(models.Case)
-class CaseAdmin(admin.ModelAdmin):
+class CaseAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("case_id", "benchmark", "tnm")
     list_filter = ("benchmark",)
     search_fields = ("case_id",)
@@ -41,13 +44,13 @@ class CaseAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Image)
-class ImageAdmin(admin.ModelAdmin):
+class ImageAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("sha256", "format", "width", "height", "size_bytes")
     search_fields = ("sha256",)
 
 
 @admin.register(models.Volume)
-class VolumeAdmin(admin.ModelAdmin):
+class VolumeAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("case", "phase", "size_x", "size_y", "size_z")
     list_filter = ("phase",)
 
@@ -94,7 +97,7 @@ class BoxRevisionAdmin(ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(models.Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("item", "reviewer", "slot", "completed_at")
     raw_id_fields = ("item",)
 
@@ -118,22 +121,24 @@ class ModelEndpointAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("label", "benchmark", "kind", "status", "completed", "total")
     list_filter = ("status", "kind")
 
 
 @admin.register(models.Prediction)
-class PredictionAdmin(admin.ModelAdmin):
+class PredictionAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("run", "item", "extracted", "hit", "latency_ms")
     raw_id_fields = ("item", "run")
 
 
-admin.site.register(models.GradingSession)
+@admin.register(models.GradingSession)
+class GradingSessionAdmin(ReadOnly, admin.ModelAdmin):
+    pass
 
 
 @admin.register(models.Grade)
-class GradeAdmin(admin.ModelAdmin):
+class GradeAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("session", "item", "grader", "preference")
     raw_id_fields = ("item", "left_prediction", "right_prediction")
 

@@ -20,6 +20,14 @@ READ_ONLY = [
     models.Release,
     models.Box,
     models.BoxRevision,
+    models.Case,
+    models.Image,
+    models.Volume,
+    models.Assignment,
+    models.Run,
+    models.Prediction,
+    models.GradingSession,
+    models.Grade,
 ]
 
 pytestmark = pytest.mark.django_db
@@ -49,10 +57,11 @@ def test_a_superuser_may_view_but_not_add_change_or_delete(model, superuser):
     assert "delete_selected" not in model_admin.get_actions(request)
 
 
-def test_the_item_inlines_write_nothing(superuser):
+@pytest.mark.parametrize("model", [models.Item, models.Case], ids=lambda m: m.__name__)
+def test_the_inlines_write_nothing(model, superuser):
     request = RequestFactory().get("/admin/")
     request.user = superuser
-    for inline in admin.site._registry[models.Item].get_inline_instances(request):
+    for inline in admin.site._registry[model].get_inline_instances(request):
         assert not inline.has_add_permission(request, None)
         assert not inline.has_change_permission(request)
         assert not inline.has_delete_permission(request)
