@@ -99,6 +99,7 @@ def gastricx_import_run(
     description: str = "",
     progress: Callable[[int], None] | None = None,
     before_commit: Callable[[ImportResult], None] | None = None,
+    work_dir: Path | None = None,
 ) -> ImportResult:
     """Import a root folder of Gastric-X case folders (or a ``.zip`` of it) as a new benchmark.
 
@@ -106,7 +107,10 @@ def gastricx_import_run(
     only the de-identified copies and the int16 voxel caches stay under MEDIA_ROOT; endoscopy
     images lose their metadata (the report says which). Raises ``ImportFailed`` listing every
     problem; then neither rows nor files are left behind. `progress(1)` follows each case;
-    `before_commit` runs inside the final transaction (see `benchmark_import_run`).
+    `before_commit` runs inside the final transaction (see `benchmark_import_run`). `work_dir`
+    (a job attempt's folder) holds the staged images, the zip's extracted files (raw DICOM, with
+    its patient data) and a note of the volumes folder being written, so that the next attempt
+    after a killed worker removes all three (`import_attempt_discard`).
     """
     if Benchmark.objects.filter(name=name).exists():
         raise DomainError(gettext("A benchmark named '%(name)s' already exists.") % {"name": name})
@@ -114,10 +118,13 @@ def gastricx_import_run(
     # A fresh token per import, so a failed import can remove its folder without touching others.
     relative_root = f"{VOLUMES_FOLDER}/{slugify(name)[:60] or 'benchmark'}-{secrets.token_hex(4)}"
     media_root = Path(settings.MEDIA_ROOT)
-    staging = ImageStaging(import_work_dir(f"run-{uuid.uuid4().hex}"))
+    staging = ImageStaging(work_dir or import_work_dir(f"run-{uuid.uuid4().hex}"))
+    note = staging.folder / _ATTEMPT_NOTE
+    note.mkdir(exist_ok=True)
+    (note / "volumes").write_text(relative_root)
     report = ImportReport()
     try:
-        with tempfile.TemporaryDirectory(prefix="gastricx-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="gastricx-", dir=staging.folder) as scratch:
             cases = _read_cases(Path(path), Path(scratch))
             loaded = _load_all(cases, media_root, relative_root, staging, report, progress)
             with transaction.atomic():
@@ -136,6 +143,24 @@ def gastricx_import_run(
         raise
     staging.remove()
     return result
+
+
+# A subfolder of an attempt's staging folder (whose files are staged images): what else the
+# attempt writes, for `import_attempt_discard`.
+_ATTEMPT_NOTE = "attempt"
+
+
+def import_attempt_discard(folder: Path) -> int:
+    """Undo what a dead import attempt left in `folder` and beside it: its staged images, the
+    raw files it extracted, and, for a Gastric-X import, the volumes folder it was writing
+    (unless committed rows use it). Returns how many placed image files went."""
+    noted = folder / _ATTEMPT_NOTE / "volumes"
+    if noted.is_file():
+        relative = noted.read_text().strip()
+        committed = Volume.objects.filter(cache_path__startswith=f"{relative}/").exists()
+        if relative.startswith(f"{VOLUMES_FOLDER}/") and "/.." not in relative and not committed:
+            shutil.rmtree(Path(settings.MEDIA_ROOT) / relative, ignore_errors=True)
+    return staged_images_discard(folder)  # the whole folder goes, extracted files included
 
 
 def _read_cases(path: Path, scratch: Path) -> list[CaseData]:

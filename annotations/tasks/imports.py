@@ -18,9 +18,9 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotations.models import Family, Job, JobStatus
-from annotations.services.cases import gastricx_import_run
+from annotations.services.cases import gastricx_import_run, import_attempt_discard
 from annotations.services.errors import DomainError
-from annotations.services.images import import_work_dir, staged_images_discard
+from annotations.services.images import import_work_dir
 from annotations.services.imports import (
     ImportFailed,
     ImportProgress,
@@ -84,7 +84,7 @@ def _run(job: Job, lease: Lease) -> None:
     for earlier in work_dir.parent.glob(f"job-{job.pk}-*"):
         attempt = earlier.name.rsplit("-", 1)[-1]
         if attempt.isdigit() and int(attempt) < lease.attempt:
-            removed = staged_images_discard(earlier)  # what a dead attempt left
+            removed = import_attempt_discard(earlier)  # what a dead attempt left
             log.warning("import job %s: undid attempt %s (%d files)", job.pk, attempt, removed)
     if not upload.is_file():
         _fail(lease, "The uploaded file is gone; upload it again.", {})
@@ -101,6 +101,7 @@ def _run(job: Job, lease: Lease) -> None:
                 user=user,
                 progress=cases,
                 before_commit=lambda result: _finish(lease, result),
+                work_dir=work_dir,
             )
         else:
             benchmark_import_run(

@@ -1,20 +1,24 @@
 """An import whose whole worker is killed mid-way is finished by a new worker, on both brokers,
-with every item, no orphan file, and the images other benchmarks share left alone."""
+with every item, no orphan file, and the images other benchmarks share left alone; a Gastric-X
+import leaves no patient data behind."""
 
 from __future__ import annotations
 
 import io
+import zipfile
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from PIL import Image as PILImage
 
-from annotations.models import Benchmark, Image, Item, ItemImage, Job, JobStatus
+from annotations.models import Benchmark, Case, Image, Item, ItemImage, Job, JobStatus, Volume
 from annotations.services.images import IMPORTS_FOLDER
 from annotations.services.imports import benchmark_import
 from annotations.services.jobs import job_create
+from annotations.services.volume_files import VOLUMES_FOLDER
 from annotations.tasks.imports import benchmark_import_task
+from tests.cases.builders import PHI_STRINGS, write_case
 from tests.core.test_import import ENDO_HEADER, endo_row
 from tests.formats.builders import b64, write_tsv
 from tests.integration.conftest import beat_args, wait_for
@@ -97,3 +101,73 @@ def test_a_killed_import_is_finished_by_a_new_worker_without_orphans(
     assert media_files("images") == stored
     assert shared_files <= stored
     assert media_files(IMPORTS_FOLDER) == set()
+
+
+CASES = 16
+
+
+def _gastricx_upload(tmp_path: Path, folder: Path) -> Path:
+    tree = tmp_path / "tree"
+    for number in range(CASES):
+        write_case(tree, f"GX-K-{number:04d}", seed=number)
+    archive = folder / "cases.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in sorted(tree.rglob("*")):
+            if path.is_file():
+                zipped.write(path, path.relative_to(tree))
+    return archive
+
+
+def _holds_phi(root: Path) -> list[str]:
+    markers = [text.encode() for text in PHI_STRINGS]
+    return [
+        str(path)
+        for path in root.rglob("*")
+        if path.is_file() and any(marker in path.read_bytes() for marker in markers)
+    ]
+
+
+def test_a_killed_gastricx_import_leaves_no_patient_data_behind(
+    broker, celery_worker_process, tmp_path, settings
+):
+    """The raw DICOM a killed attempt was extracting (names, ids, birth dates) and the volumes it
+    was writing are removed by the next attempt, which imports every case."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    folder = Path(settings.MEDIA_ROOT) / "uploads" / "killed-gx"
+    folder.mkdir(parents=True)
+    upload = _gastricx_upload(tmp_path, folder)
+    job = job_create(
+        kind="import", params={"path": str(upload), "family": "gastricx", "name": "gx-killed"}
+    )
+    staging = Path(settings.MEDIA_ROOT) / IMPORTS_FOLDER / f"job-{job.pk}-1"
+    volumes = Path(settings.MEDIA_ROOT) / VOLUMES_FOLDER
+
+    first = celery_worker_process(env=broker.worker_env(recovery=True))
+    benchmark_import_task.delay(job.pk)
+    # Kill once cases are being loaded: the zip extracted, some volumes written, nothing committed.
+    wait_for(lambda: len(list(volumes.rglob("voxels.npy"))) >= 2, timeout=120, interval=0.02)
+    first.kill()
+    assert not Benchmark.objects.filter(name="gx-killed").exists()
+    left = _holds_phi(staging)
+    assert left, "the killed attempt had extracted raw DICOM into its own folder"
+    assert _holds_phi(upload.parent)  # the upload itself, kept for the next attempt
+
+    celery_worker_process(*beat_args(tmp_path), env=broker.worker_env(recovery=True))
+    job = wait_for(
+        lambda: Job.objects.filter(
+            pk=job.pk, status__in=[JobStatus.DONE, JobStatus.FAILED]
+        ).first(),
+        timeout=240,
+    )
+
+    assert job.status == JobStatus.DONE, job.message
+    assert job.recoveries >= 1 and job.attempts >= 2
+    assert Case.objects.filter(benchmark__name="gx-killed").count() == CASES
+    imports = Path(settings.MEDIA_ROOT) / IMPORTS_FOLDER
+    wait_for(lambda: not list(imports.glob(f"job-{job.pk}-*")) and not folder.exists(), timeout=60)
+    # Only the committed volumes folder is left, and nothing under MEDIA_ROOT names the patient.
+    committed = {
+        Path(path).parts[1] for path in Volume.objects.values_list("cache_path", flat=True)
+    }
+    assert {path.name for path in volumes.iterdir()} == committed
+    assert _holds_phi(Path(settings.MEDIA_ROOT)) == []
