@@ -291,7 +291,9 @@ def _specular_highlights(
     height, width = light.shape
     # Reflections sit where wet mucosa faces the light: sample among the brightest slopes.
     flat = light.ravel()
-    candidates = np.argpartition(flat, -4000)[-4000:]
+    # A stable sort, not argpartition: its order depends on the CPU's SIMD sort (AVX-512 or not),
+    # and the same seed must draw the same picture on every machine (fixtures/ is compared).
+    candidates = np.argsort(flat, kind="stable")[-4000:]
     picks = rng.choice(candidates, size=count, replace=False)
     spot_image = Image.new("L", (width, height), 0)
     draw = ImageDraw.Draw(spot_image)
