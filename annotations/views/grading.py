@@ -21,7 +21,7 @@ from annotations.models import (
     Run,
     RunStatus,
 )
-from annotations.selectors import runs as run_selectors
+from annotations.selectors import grading as grading_selectors
 from annotations.selectors import visibility
 from annotations.selectors.report_grading import report_agreement
 from annotations.services import grading as grading_services
@@ -96,7 +96,7 @@ class GradeForm(forms.Form):
 @role_required(CURATOR, *GRADERS)
 def grading_index(request: HttpRequest) -> HttpResponse:
     is_curator = has_role(request.user, CURATOR)
-    sessions = run_selectors.grading_sessions(
+    sessions = grading_selectors.grading_sessions(
         viewer=request.user, grader=None if is_curator else request.user
     )
     context = {
@@ -122,7 +122,7 @@ def grading_session_create(request: HttpRequest) -> HttpResponse:
         except DomainError as error:
             form.add_error(None, str(error))
     if not form.is_valid():
-        sessions = run_selectors.grading_sessions(viewer=request.user)
+        sessions = grading_selectors.grading_sessions(viewer=request.user)
         context = {"sessions": sessions, "form": form, "show_names": True}
         return render(request, "runs/grading_index.html", context, status=400)
     messages.success(request, _("Grading session created: clinicians can now grade it."))
@@ -161,8 +161,8 @@ def grade(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _grade_page(request: HttpRequest, session: GradingSession) -> HttpResponse:
-    item = run_selectors.grading_next_item(session=session, grader=request.user)
-    progress = run_selectors.grading_progress(session=session, grader=request.user)
+    item = grading_selectors.grading_next_item(session=session, grader=request.user)
+    progress = grading_selectors.grading_progress(session=session, grader=request.user)
     context: dict = {
         "session": session,
         "item": item,
@@ -170,7 +170,7 @@ def _grade_page(request: HttpRequest, session: GradingSession) -> HttpResponse:
         "gold_visible": not session.gold_hidden,
     }
     if item is not None:
-        predictions = run_selectors.grading_item_predictions(session=session, item=item)
+        predictions = grading_selectors.grading_item_predictions(session=session, item=item)
         left, right = grading_services.grade_sides(
             session=session, item=item, grader=request.user, predictions=predictions
         )
@@ -207,7 +207,7 @@ def ratings(request: HttpRequest) -> HttpResponse:
     name = request.GET.get("benchmark", "")
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name) if name else None
     reports = request.GET.get("task") == GradingTask.REPORTS
-    result = run_selectors.grading_ratings(
+    result = grading_selectors.grading_ratings(
         benchmark=benchmark, task=GradingTask.REPORTS if reports else None
     )
     context = {
