@@ -17,7 +17,6 @@ from annotations.selectors import visibility
 from annotations.services import review as review_services
 from annotations.services.errors import ConflictError, DomainError
 from annotations.services.item_content import label_set
-from annotations.services.review import EDITABLE_STATUSES
 from annotations.views.content import kind_draft, posted_content, posted_item_content
 
 PAGE = "annotations/item_edit.html"
@@ -63,7 +62,7 @@ def _page(request, item: Item, *, draft: dict, version: int, status: int = 200, 
         "draft": draft,
         "label_choices": label_set(item) if item.kind == "label" else [],
         "version": version,
-        "editable": item.status in EDITABLE_STATUSES,
+        "editable": item.status in review_services.EDITABLE_STATUSES,
         **extra,
     }
     return render(request, PAGE, context, status=status)

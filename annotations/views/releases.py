@@ -20,11 +20,6 @@ from annotations.selectors import releases as selectors
 from annotations.selectors import visibility
 from annotations.services import releases as release_services
 from annotations.services.errors import DomainError
-from annotations.services.releases import (
-    check_release_name,
-    release_selection,
-    release_start,
-)
 
 
 @require_GET
@@ -52,10 +47,10 @@ def release_new(request: HttpRequest, name: str) -> HttpResponse:
         selection = form.selection()
         preview = selectors.release_preview(benchmark, **selection)
         try:
-            check_release_name(form.cleaned_data["name"])
-            check_release_name(form.cleaned_data["version"], what="version")
+            release_services.check_release_name(form.cleaned_data["name"])
+            release_services.check_release_name(form.cleaned_data["version"], what="version")
             if request.POST.get("confirm") == form.signature() and not preview.empty_reason:
-                release = release_start(
+                release = release_services.release_start(
                     benchmark=benchmark,
                     name=form.cleaned_data["name"],
                     version=form.cleaned_data["version"],
@@ -83,7 +78,7 @@ def release_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx and release.status not in (ReleaseStatus.QUEUED, ReleaseStatus.BUILDING):
         # The build ended while the page was polling: show the whole page (files, charts).
         return HttpResponseClientRefresh()
-    filters, withhold = release_selection(release)
+    filters, withhold = release_services.release_selection(release)
     others = selectors.release_list(benchmark=release.benchmark).filter(
         status=ReleaseStatus.PUBLISHED
     )

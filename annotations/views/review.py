@@ -20,7 +20,6 @@ from annotations.services import review_changes
 from annotations.services.errors import ConflictError, DomainError, NotAllowedError
 from annotations.services.item_content import label_set
 from annotations.services.review import assignments_create, review_submit
-from annotations.services.review_changes import review_change
 from annotations.views.box_tool import item_box_tool
 from annotations.views.case_panel import case_panel_context
 from annotations.views.content import (
@@ -193,7 +192,7 @@ def _submit(request: HttpRequest, page: selectors.ReviewPage, form: ReviewForm):
             page.item, request.POST, question=data["question"], answer=data["answer"]
         )
     # A form opened from my own review changes it; otherwise it is my first verdict.
-    write = review_change if request.POST.get("changing") == "1" else review_submit
+    write = review_changes.review_change if request.POST.get("changing") == "1" else review_submit
     return write(
         item=page.item,
         reviewer=request.user,
