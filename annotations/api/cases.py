@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -194,6 +198,21 @@ def _box_or_404(user, pk: int) -> Box:
     return visibility.get_box_for_user_or_404(user, pk, boxes)
 
 
+def _box_change(
+    request: Request,
+    pk: int,
+    serializer_class: type[serializers.Serializer],
+    service: Callable[..., Box],
+    data: dict[str, Any] | None = None,
+) -> Response:
+    """One write to a box: its input validated, the box loaded through the access check, the
+    service called with the input's fields, the box answered."""
+    serializer = serializer_class(data=request.data if data is None else data)
+    serializer.is_valid(raise_exception=True)
+    box = service(box=_box_or_404(request.user, pk), user=request.user, **serializer.validated_data)
+    return Response(BoxOutputSerializer(box).data)
+
+
 class BoxUpdateApi(APIView):
     """PATCH a box's label and/or coordinates, based on `version` (409 if stale): a reviewer's
     own proposal on a case they review, or a curator's correction (`note` says why); else 403.
@@ -212,12 +231,7 @@ class BoxUpdateApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=BoxOutputSerializer)
     def patch(self, request, pk: int):
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        box = box_services.box_update(
-            box=_box_or_404(request.user, pk), user=request.user, **serializer.validated_data
-        )
-        return Response(BoxOutputSerializer(box).data)
+        return _box_change(request, pk, self.InputSerializer, box_services.box_update)
 
     class DeleteInputSerializer(serializers.Serializer):
         version = serializers.IntegerField(min_value=1)
@@ -230,12 +244,9 @@ class BoxUpdateApi(APIView):
     )
     def delete(self, request, pk: int):
         data = {**request.query_params.dict(), **(request.data or {})}
-        serializer = self.DeleteInputSerializer(data=data)
-        serializer.is_valid(raise_exception=True)
-        box = box_services.box_withdraw(
-            box=_box_or_404(request.user, pk), user=request.user, **serializer.validated_data
+        return _box_change(
+            request, pk, self.DeleteInputSerializer, box_services.box_withdraw, data=data
         )
-        return Response(BoxOutputSerializer(box).data)
 
 
 class BoxRestoreApi(APIView):
@@ -248,12 +259,7 @@ class BoxRestoreApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=BoxOutputSerializer)
     def post(self, request, pk: int):
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        box = box_services.box_restore(
-            box=_box_or_404(request.user, pk), user=request.user, **serializer.validated_data
-        )
-        return Response(BoxOutputSerializer(box).data)
+        return _box_change(request, pk, self.InputSerializer, box_services.box_restore)
 
 
 class BoxReviewApi(APIView):
@@ -269,12 +275,7 @@ class BoxReviewApi(APIView):
 
     @extend_schema(request=InputSerializer, responses=BoxOutputSerializer)
     def post(self, request, pk: int):
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        box = box_services.box_review(
-            box=_box_or_404(request.user, pk), user=request.user, **serializer.validated_data
-        )
-        return Response(BoxOutputSerializer(box).data)
+        return _box_change(request, pk, self.InputSerializer, box_services.box_review)
 
 
 class BoxCopyApi(APIView):

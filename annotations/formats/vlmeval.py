@@ -363,6 +363,12 @@ def write_mcq_tsv(
 ) -> None:
     """Stream a VLMEvalKit TSV to `out`: UTF-8, header, every cell quoted.
 
+    This writes a benchmark's *source* file, as its authors publish it, from rows held in
+    memory: the demo benchmarks (`demo/`, `seed_demo`), the sample files in `fixtures/` and the
+    reader's round-trip tests. The caller decides each cell, reuse by index included. A release
+    is written by `formats.stream.TsvWriter` instead, which takes cells already quoted from the
+    database, finds the reuse itself and hashes the bytes as they are written.
+
     A cell may be `bytes` (one image, written as base64), a list of `bytes`
     (several images, a Python list literal), `None`/'' (empty cell), or anything
     else (written as `str()`; an `int` in the image column is a reuse reference).

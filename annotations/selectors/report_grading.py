@@ -11,7 +11,7 @@ from typing import Any
 
 from annotations.models import Benchmark, Grade, GradingTask, Preference
 from annotations.scoring import bleu4, percent_agreement, rouge_l, weighted_kappa
-from annotations.selectors.runs import run_display_name
+from annotations.selectors.grading import run_display_name
 
 OVERALL = (1, 2, 3, 4, 5)
 COUNTED = ("correct_findings", "omissions", "hallucinations")

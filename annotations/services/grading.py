@@ -20,6 +20,7 @@ from annotations.models import (
     Run,
     RunStatus,
 )
+from annotations.selectors.grading import grading_item_predictions
 from annotations.services.errors import DomainError
 
 RUBRIC_CRITERIA = ("completeness", "preciseness", "consistency", "accuracy")
@@ -131,9 +132,8 @@ def grade_submit(
     """
     if preference not in Preference.values:
         raise DomainError(_("Choose A, B, tie or both wrong."))
-    runs = [run_id for run_id in (session.run_a_id, session.run_b_id) if run_id]
-    predictions = {p.run_id: p for p in Prediction.objects.filter(item=item, run_id__in=runs)}
-    if len(predictions) < len(runs):
+    predictions = grading_item_predictions(session=session, item=item)
+    if len(predictions) < (2 if session.run_b_id else 1):
         raise DomainError(_("Both runs must have answered this item."))
     if session.task == GradingTask.REPORTS and item.kind != ItemKind.OPEN:
         raise DomainError(_("This session grades generated reports only."))

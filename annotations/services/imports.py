@@ -28,7 +28,7 @@ from django.utils.translation import gettext, ngettext
 from annotations.formats import ReadLimits, open_reader
 from annotations.formats.cells import metadata_warnings
 from annotations.formats.errors import FormatError, RowProblem, RowWarning
-from annotations.formats.gastricx import extract_zip
+from annotations.formats.safezip import extract_zip
 from annotations.imaging.images import ImageError, PreparedImage, prepare_image
 from annotations.models import (
     COLUMN_FIELDS,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django import forms
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -12,7 +11,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import push_url
 
 from annotations.access import ADJUDICATOR, ROLES, role_required
-from annotations.models import AdjudicationChoice, Item, ItemKind, Review
+from annotations.forms import AdjudicateForm
+from annotations.models import Item, ItemKind, Review
 from annotations.models.item import LETTERS
 from annotations.selectors import review as selectors
 from annotations.selectors import visibility
@@ -49,15 +49,6 @@ def review_card(review: Review | None, original: dict, label: str, kind: str) ->
             and review.identified_degraded_side == review.degraded_side,
         }
     return card
-
-
-class AdjudicateForm(forms.Form):
-    choice = forms.ChoiceField(choices=AdjudicationChoice.choices)
-    version = forms.IntegerField(min_value=1)
-    reject = forms.BooleanField(required=False)
-    question = forms.CharField(required=False)
-    answer = forms.CharField(required=False, max_length=1)
-    comment = forms.CharField(required=False)
 
 
 def _draft(item: Item, post=None) -> dict:
@@ -131,7 +122,7 @@ def _own_review_refusal(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @role_required(ADJUDICATOR)
-def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
+def adjudication_item(request: HttpRequest, pk: int) -> HttpResponse:
     if selectors.reviewed_by(request.user, Item(pk=pk)):
         return _own_review_refusal(request, pk)
     page = selectors.adjudication_page(request.user, pk)

@@ -15,8 +15,8 @@ from django.views.decorators.http import require_GET
 from annotations import selectors
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, ROLES, has_role, role_required
 from annotations.models import Benchmark, Item, ItemKind, ItemStatus
+from annotations.selectors import hub as hub_selectors
 from annotations.selectors import visibility
-from annotations.selectors.hub import Hub, benchmark_hub
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class ActionGroup:
     actions: list[Action]
 
 
-def hub_actions(user: Any, hub: Hub, *, gold_visible: bool) -> list[ActionGroup]:
+def hub_actions(user: Any, hub: hub_selectors.Hub, *, gold_visible: bool) -> list[ActionGroup]:
     """What `user` may do with the benchmark, grouped by area; only pages their roles open.
     Pages made of gold answers are left out while the user's human baseline runs (they 403)."""
     name = hub.benchmark.name
@@ -134,10 +134,10 @@ def _item_list(request: HttpRequest, benchmark: Benchmark) -> dict[str, Any]:
 
 @require_GET
 @role_required(*ROLES)
-def benchmark_hub_view(request: HttpRequest, name: str) -> HttpResponse:
+def benchmark_hub(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     gold_visible = not visibility.gold_hidden(request.user, benchmark.pk)
-    hub = benchmark_hub(request.user, benchmark)
+    hub = hub_selectors.benchmark_hub(request.user, benchmark)
     context = {
         "benchmark": benchmark,
         "hub": hub,

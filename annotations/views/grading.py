@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -12,42 +11,20 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, has_role, role_required
+from annotations.forms import GradeForm, SessionCreateForm
 from annotations.models import (
     Benchmark,
     GradingSession,
     GradingTask,
     Item,
-    Preference,
-    Run,
-    RunStatus,
 )
-from annotations.selectors import runs as run_selectors
+from annotations.selectors import grading as grading_selectors
 from annotations.selectors import visibility
 from annotations.selectors.report_grading import report_agreement
 from annotations.services import grading as grading_services
 from annotations.services.errors import DomainError
 
 GRADERS = (REVIEWER, ADJUDICATOR)
-
-
-class SessionCreateForm(forms.Form):
-    task = forms.ChoiceField(choices=GradingTask.choices, required=False, label=_("Grade"))
-    run_a = forms.ModelChoiceField(queryset=Run.objects.none(), label=_("Run A"))
-    run_b = forms.ModelChoiceField(
-        queryset=Run.objects.none(),
-        label=_("Run B"),
-        required=False,
-        empty_label=_("The reference reports (reports only)"),
-    )
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        runs = Run.objects.exclude(status=RunStatus.QUEUED).select_related("benchmark")
-        for name in ("run_a", "run_b"):
-            self.fields[name].queryset = runs.order_by("-pk")
-            self.fields[name].label_from_instance = lambda run: (
-                f"#{run.pk} {run.label} · {run.benchmark.name}"
-            )
 
 
 REPORT_CRITERIA_LABELS = {
@@ -58,45 +35,11 @@ REPORT_CRITERIA_LABELS = {
 }
 
 
-class GradeForm(forms.Form):
-    item = forms.IntegerField(widget=forms.HiddenInput)
-    shown_at = forms.FloatField(widget=forms.HiddenInput, required=False)
-    preference = forms.ChoiceField(choices=Preference.choices)
-
-    def __init__(self, *args, scales: dict[str, tuple[int, ...]], **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.scales = scales
-        for side in grading_services.SIDES:
-            for criterion, scores in scales.items():
-                self.fields[f"{side}_{criterion}"] = forms.TypedChoiceField(
-                    choices=[("", "")] + [(s, s) for s in scores],
-                    coerce=int,
-                    required=False,
-                    empty_value=None,
-                )
-
-    def rubric(self) -> dict:
-        return {
-            side: {
-                criterion: self.cleaned_data[f"{side}_{criterion}"]
-                for criterion in self.scales
-                if self.cleaned_data.get(f"{side}_{criterion}") is not None
-            }
-            for side in grading_services.SIDES
-        }
-
-    def seconds_spent(self) -> float | None:
-        shown_at = self.cleaned_data.get("shown_at")
-        if not shown_at:
-            return None
-        return max(0.0, min(time.time() - shown_at, 3600.0))
-
-
 @require_GET
 @role_required(CURATOR, *GRADERS)
-def grading_index(request: HttpRequest) -> HttpResponse:
+def grading_list(request: HttpRequest) -> HttpResponse:
     is_curator = has_role(request.user, CURATOR)
-    sessions = run_selectors.grading_sessions(
+    sessions = grading_selectors.grading_sessions(
         viewer=request.user, grader=None if is_curator else request.user
     )
     context = {
@@ -122,7 +65,7 @@ def grading_session_create(request: HttpRequest) -> HttpResponse:
         except DomainError as error:
             form.add_error(None, str(error))
     if not form.is_valid():
-        sessions = run_selectors.grading_sessions(viewer=request.user)
+        sessions = grading_selectors.grading_sessions(viewer=request.user)
         context = {"sessions": sessions, "form": form, "show_names": True}
         return render(request, "runs/grading_index.html", context, status=400)
     messages.success(request, _("Grading session created: clinicians can now grade it."))
@@ -131,7 +74,7 @@ def grading_session_create(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @role_required(*GRADERS)
-def grade(request: HttpRequest, pk: int) -> HttpResponse:
+def grade_item(request: HttpRequest, pk: int) -> HttpResponse:
     sessions = visibility.with_gold_hidden(
         GradingSession.objects.select_related("run_a__benchmark"),
         request.user,
@@ -161,8 +104,8 @@ def grade(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _grade_page(request: HttpRequest, session: GradingSession) -> HttpResponse:
-    item = run_selectors.grading_next_item(session=session, grader=request.user)
-    progress = run_selectors.grading_progress(session=session, grader=request.user)
+    item = grading_selectors.grading_next_item(session=session, grader=request.user)
+    progress = grading_selectors.grading_progress(session=session, grader=request.user)
     context: dict = {
         "session": session,
         "item": item,
@@ -170,7 +113,7 @@ def _grade_page(request: HttpRequest, session: GradingSession) -> HttpResponse:
         "gold_visible": not session.gold_hidden,
     }
     if item is not None:
-        predictions = run_selectors.grading_item_predictions(session=session, item=item)
+        predictions = grading_selectors.grading_item_predictions(session=session, item=item)
         left, right = grading_services.grade_sides(
             session=session, item=item, grader=request.user, predictions=predictions
         )
@@ -203,11 +146,11 @@ def _grade_page(request: HttpRequest, session: GradingSession) -> HttpResponse:
 
 @require_GET
 @role_required(CURATOR)
-def ratings(request: HttpRequest) -> HttpResponse:
+def grading_ratings(request: HttpRequest) -> HttpResponse:
     name = request.GET.get("benchmark", "")
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name) if name else None
     reports = request.GET.get("task") == GradingTask.REPORTS
-    result = run_selectors.grading_ratings(
+    result = grading_selectors.grading_ratings(
         benchmark=benchmark, task=GradingTask.REPORTS if reports else None
     )
     context = {

@@ -4,76 +4,27 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from django import forms
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import filesizeformat
-from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotations.access import CURATOR, role_required
+from annotations.forms import ImportForm
 from annotations.labels import import_problem, import_warning_label
-from annotations.models import Benchmark, Job
+from annotations.models import Job
 from annotations.selectors.jobs import job_chunks, job_retryable
 from annotations.services.errors import DomainError
 from annotations.services.import_jobs import (
     StoredUpload,
-    file_type_problem,
     import_start,
     upload_discard,
     upload_store,
 )
 from annotations.services.imports import ImportFailed
-from annotations.uploads import too_large_message
 
-FAMILY_CHOICES = [
-    ("vlmeval", _("VLMEvalKit multiple-choice TSV")),
-    ("endobench", _("EndoBench: a TSV, or a zip of the JSON and its images")),
-    ("medqdeg", _("MedQ-DEG TSV (degraded and clean pairs)")),
-    ("gastricx", _("Gastric-X: a zip of case folders (CT, endoscopy, case.json)")),
-]
 SESSION_KEY = "import_upload"
-
-
-class ImportForm(forms.Form):
-    name = forms.SlugField(label=_("Benchmark name"), max_length=100)
-    family = forms.ChoiceField(label=_("Format"), choices=FAMILY_CHOICES)
-    file = forms.FileField(label=_("File"), required=False)
-
-    def __init__(self, *args, refused: bool = False, kept: StoredUpload | None = None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.refused, self.kept = refused, kept
-
-    def clean_name(self) -> str:
-        name = self.cleaned_data["name"]
-        if Benchmark.objects.filter(name=name).exists():
-            raise forms.ValidationError(_("A benchmark with this name already exists."))
-        return name
-
-    def clean_file(self):
-        upload = self.cleaned_data.get("file")
-        if self.refused or (upload is not None and upload.size > settings.MAX_UPLOAD_BYTES):
-            raise forms.ValidationError(too_large_message())
-        if upload is None and self.kept is None:
-            raise forms.ValidationError(_("Choose a file to import."))
-        return upload
-
-    def clean(self):
-        data = super().clean()
-        family, upload = data.get("family"), data.get("file")
-        file_name = upload.name if upload is not None else self.kept.name if self.kept else None
-        if family and file_name and "file" not in self.errors:
-            problem = file_type_problem(family, file_name)
-            if problem:
-                self.add_error("file", problem)
-        return data
-
-    def full_clean(self) -> None:
-        super().full_clean()
-        if self.refused and self.is_bound:
-            # The handler stopped reading at the limit, so the file never arrived.
-            self.errors["file"] = self.error_class([too_large_message()])
 
 
 def _kept(request: HttpRequest) -> StoredUpload | None:
@@ -87,7 +38,7 @@ def _kept(request: HttpRequest) -> StoredUpload | None:
 
 @require_http_methods(["GET", "POST"])
 @role_required(CURATOR)
-def benchmark_import_view(request: HttpRequest) -> HttpResponse:
+def benchmark_import(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         initial = {"family": request.GET.get("family", "")}
         context = {"form": ImportForm(initial=initial), "limits": _limits(), "kept": None}

@@ -3,32 +3,23 @@ saved only over the version the curator saw."""
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from annotations.access import CURATOR, role_required
+from annotations.forms import ItemEditForm
 from annotations.models import Item
 from annotations.models.item import LETTERS
 from annotations.selectors import visibility
+from annotations.services import review as review_services
 from annotations.services.errors import ConflictError, DomainError
 from annotations.services.item_content import label_set
-from annotations.services.review import EDITABLE_STATUSES, item_edit
 from annotations.views.content import kind_draft, posted_content, posted_item_content
 
 PAGE = "annotations/item_edit.html"
-
-
-class ItemEditForm(forms.Form):
-    version = forms.IntegerField(min_value=1)
-    question = forms.CharField(required=False, strip=False)
-    hint = forms.CharField(required=False, strip=False)
-    answer = forms.CharField(required=False, max_length=1)
-    note = forms.CharField(required=False, max_length=500, label=gettext_lazy("Note"))
 
 
 def _draft(content: dict, note: str = "") -> dict:
@@ -71,7 +62,7 @@ def _page(request, item: Item, *, draft: dict, version: int, status: int = 200, 
         "draft": draft,
         "label_choices": label_set(item) if item.kind == "label" else [],
         "version": version,
-        "editable": item.status in EDITABLE_STATUSES,
+        "editable": item.status in review_services.EDITABLE_STATUSES,
         **extra,
     }
     return render(request, PAGE, context, status=status)
@@ -79,7 +70,7 @@ def _page(request, item: Item, *, draft: dict, version: int, status: int = 200, 
 
 @require_http_methods(["GET", "POST"])
 @role_required(CURATOR)
-def item_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
+def item_edit(request: HttpRequest, pk: int) -> HttpResponse:
     item = _item(request, pk)
     if request.method == "GET":
         return _page(request, item, draft=_saved(item), version=item.version)
@@ -114,7 +105,7 @@ def item_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
             item, request.POST, question=data["question"], answer=data["answer"]
         )
     try:
-        version = item_edit(
+        version = review_services.item_edit(
             item=item,
             user=request.user,
             version=data["version"],

@@ -71,7 +71,7 @@ def pair_blind_set(request: HttpRequest, name: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @role_required(CURATOR)
-def degrade_start(request: HttpRequest, name: str) -> HttpResponse:
+def benchmark_degrade(request: HttpRequest, name: str) -> HttpResponse:
     form = DegradeForm(request.POST or None)
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     if request.method == "POST" and form.is_valid():

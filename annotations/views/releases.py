@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
@@ -16,67 +14,12 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from annotations.access import CURATOR, role_required
 from annotations.charts import count_charts
+from annotations.forms import ReleaseForm
 from annotations.models import Benchmark, Release, ReleaseStatus
 from annotations.selectors import releases as selectors
 from annotations.selectors import visibility
+from annotations.services import releases as release_services
 from annotations.services.errors import DomainError
-from annotations.services.releases import (
-    check_release_name,
-    release_retry,
-    release_selection,
-    release_start,
-)
-
-FILTER_LABELS = {
-    "split": _("Split"),
-    "category": _("Category"),
-    "task": _("Task"),
-    "scene": _("Scene"),
-    "modality": _("Modality"),
-    "dataset": _("Source dataset"),
-    "degradation_type": _("Degradation type"),
-}
-
-
-class ReleaseForm(forms.Form):
-    name = forms.CharField(label=_("Dataset name"), max_length=100)
-    version = forms.CharField(label=_("Version"), max_length=40, initial="1.0")
-    include_all = forms.BooleanField(
-        label=_("Include every item, not only curated ones (agreed or adjudicated)"),
-        required=False,
-    )
-    withhold_split = forms.ChoiceField(label=_("Withhold the answers of split"), required=False)
-
-    def __init__(self, *args, choices: dict, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        splits = [value for value, _count in choices.get("split", [])]
-        self.fields["withhold_split"].choices = [("", _("none"))] + [(s, s) for s in splits]
-        self.filter_names = list(choices)
-        for name, values in choices.items():
-            self.fields[f"filter_{name}"] = forms.MultipleChoiceField(
-                label=FILTER_LABELS.get(name, name),
-                required=False,
-                choices=[(value, f"{value} ({count})") for value, count in values],
-                widget=forms.CheckboxSelectMultiple,
-            )
-
-    def filter_fields(self):
-        return [self[f"filter_{name}"] for name in self.filter_names]
-
-    def filters(self) -> dict[str, list[str]]:
-        return {name: self.cleaned_data[f"filter_{name}"] for name in self.filter_names}
-
-    def selection(self) -> dict:
-        data = self.cleaned_data
-        return {
-            "include_all": data["include_all"],
-            "filters": self.filters(),
-            "withhold_split": data["withhold_split"],
-        }
-
-    def signature(self) -> str:
-        """What the preview showed: a confirmation counts only for the same selection."""
-        return json.dumps(self.selection(), sort_keys=True)
 
 
 @require_GET
@@ -104,10 +47,10 @@ def release_new(request: HttpRequest, name: str) -> HttpResponse:
         selection = form.selection()
         preview = selectors.release_preview(benchmark, **selection)
         try:
-            check_release_name(form.cleaned_data["name"])
-            check_release_name(form.cleaned_data["version"], what="version")
+            release_services.check_release_name(form.cleaned_data["name"])
+            release_services.check_release_name(form.cleaned_data["version"], what="version")
             if request.POST.get("confirm") == form.signature() and not preview.empty_reason:
-                release = release_start(
+                release = release_services.release_start(
                     benchmark=benchmark,
                     name=form.cleaned_data["name"],
                     version=form.cleaned_data["version"],
@@ -135,7 +78,7 @@ def release_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx and release.status not in (ReleaseStatus.QUEUED, ReleaseStatus.BUILDING):
         # The build ended while the page was polling: show the whole page (files, charts).
         return HttpResponseClientRefresh()
-    filters, withhold = release_selection(release)
+    filters, withhold = release_services.release_selection(release)
     others = selectors.release_list(benchmark=release.benchmark).filter(
         status=ReleaseStatus.PUBLISHED
     )
@@ -178,10 +121,10 @@ def release_download(request: HttpRequest, pk: int, filename: str) -> FileRespon
 
 @require_POST
 @role_required(CURATOR)
-def release_retry_view(request: HttpRequest, pk: int) -> HttpResponse:
+def release_retry(request: HttpRequest, pk: int) -> HttpResponse:
     release = get_object_or_404(Release, pk=pk)
     try:
-        release_retry(release=release)
+        release_services.release_retry(release=release)
     except DomainError as error:
         messages.error(request, str(error))
     return redirect("release", pk=release.pk)

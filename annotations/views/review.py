@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url
 
 from annotations.access import CURATOR, REVIEWER, role_required
+from annotations.forms import AssignForm, ReviewForm
 from annotations.models import ItemStatus, RejectReason
 from annotations.models.item import LETTERS
 from annotations.selectors import review as selectors
 from annotations.selectors import visibility
+from annotations.services import review_changes
 from annotations.services.errors import ConflictError, DomainError, NotAllowedError
 from annotations.services.item_content import label_set
 from annotations.services.review import assignments_create, review_submit
-from annotations.services.review_changes import review_change, review_withdraw
 from annotations.views.box_tool import item_box_tool
 from annotations.views.case_panel import case_panel_context
 from annotations.views.content import (
@@ -32,24 +31,6 @@ from annotations.views.content import (
 )
 
 PAGE = "review/page.html"
-
-
-class ReviewForm(forms.Form):
-    verdict = forms.ChoiceField(
-        choices=[("accept", "accept"), ("edit", "edit"), ("reject", "reject")]
-    )
-    version = forms.IntegerField(min_value=1)
-    question = forms.CharField(required=False, strip=False)
-    answer = forms.CharField(required=False, max_length=1)
-    reason = forms.CharField(required=False)
-    comment = forms.CharField(required=False)
-    seconds_spent = forms.FloatField(required=False, min_value=0)
-
-    def content(self, item, data) -> dict | None:
-        if self.cleaned_data["verdict"] != "edit":
-            return None
-        question, answer = self.cleaned_data["question"], self.cleaned_data["answer"]
-        return posted_item_content(item, data, question=question, answer=answer)
 
 
 def draft_of(*, item, review=None, post=None) -> dict:
@@ -131,7 +112,7 @@ def _render(
 
 @require_GET
 @role_required(REVIEWER)
-def queue(request: HttpRequest) -> HttpResponse:
+def review_queue(request: HttpRequest) -> HttpResponse:
     """The next item of my queue (`?after=ID` skips past assignment ID, wrapping round)."""
     after = request.GET.get("after", "")
     assignment = selectors.queue_next(request.user, after=int(after) if after.isdigit() else None)
@@ -205,14 +186,19 @@ def _refusal(request: HttpRequest, pk: int, error: DomainError, *, seen: int) ->
 
 def _submit(request: HttpRequest, page: selectors.ReviewPage, form: ReviewForm):
     data = form.cleaned_data
+    content = None
+    if data["verdict"] == "edit":
+        content = posted_item_content(
+            page.item, request.POST, question=data["question"], answer=data["answer"]
+        )
     # A form opened from my own review changes it; otherwise it is my first verdict.
-    write = review_change if request.POST.get("changing") == "1" else review_submit
+    write = review_changes.review_change if request.POST.get("changing") == "1" else review_submit
     return write(
         item=page.item,
         reviewer=request.user,
         verdict=data["verdict"],
         version=data["version"],
-        content=form.content(page.item, request.POST),
+        content=content,
         reason=data["reason"],
         comment=data["comment"],
         seconds_spent=data["seconds_spent"],
@@ -221,12 +207,12 @@ def _submit(request: HttpRequest, page: selectors.ReviewPage, form: ReviewForm):
 
 @require_POST
 @role_required(REVIEWER)
-def review_withdraw_view(request: HttpRequest, pk: int) -> HttpResponse:
+def review_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
     """Take back my verdict while the other review is not in: the item is mine to do again."""
     page = selectors.review_page(request.user, pk)
     version = request.POST.get("version", "")
     try:
-        review_withdraw(
+        review_changes.review_withdraw(
             item=page.item, reviewer=request.user, version=int(version) if version.isdigit() else 0
         )
     except DomainError as error:
@@ -236,26 +222,9 @@ def review_withdraw_view(request: HttpRequest, pk: int) -> HttpResponse:
     return _render(request, context, url=reverse("review-item", args=[pk]))
 
 
-class AssignForm(forms.Form):
-    reviewers = forms.MultipleChoiceField(
-        choices=(), widget=forms.CheckboxSelectMultiple, label=gettext_lazy("Reviewers")
-    )
-    per_item = forms.IntegerField(min_value=1, max_value=3, initial=2)
-    status = forms.ChoiceField(
-        required=False,
-        choices=[("", gettext_lazy("Pending and in review")), *ItemStatus.choices[:2]],
-    )
-    category = forms.CharField(required=False)
-    split = forms.CharField(required=False)
-
-    def __init__(self, *args, users=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["reviewers"].choices = [(u.username, u.username) for u in users]
-
-
 @require_http_methods(["GET", "POST"])
 @role_required(CURATOR)
-def assign(request: HttpRequest, name: str) -> HttpResponse:
+def review_assign(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     users = selectors.reviewer_choices()
     form = AssignForm(request.POST or None, users=users, initial={"per_item": 2})

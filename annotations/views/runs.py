@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from annotations.access import CURATOR, role_required
-from annotations.labels import field_label
+from annotations.forms import RunCreateForm
 from annotations.models import (
-    Benchmark,
-    EndpointKind,
-    ItemStatus,
     ModelEndpoint,
     Run,
     RunKind,
@@ -38,129 +32,26 @@ RETRIEVAL_PROMPT = _(
     "similarity within the run, in both directions."
 )
 
-BASELINE_LABELS = {
-    "random": _("Baseline: random option (seeded)"),
-    "first": _("Baseline: always the first option"),
-    "frequent": _("Baseline: most frequent answer per category"),
-}
 
-
-class RunCreateForm(forms.Form):
-    source = forms.ChoiceField(label=_("Model"))
-    benchmark = forms.ModelChoiceField(
-        queryset=Benchmark.objects.order_by("name"), to_field_name="name", label=_("Benchmark")
-    )
-    status = forms.ChoiceField(required=False, label=_("Item status"))
-    field = forms.ChoiceField(required=False, label=_("Field"))
-    value = forms.CharField(required=False, max_length=200, label=_("Value"))
-    limit = forms.IntegerField(required=False, min_value=1, label=_("At most N items"))
-    concurrency = forms.IntegerField(
-        min_value=1,
-        max_value=run_services.MAX_CONCURRENCY,
-        initial=4,
-        label=_("Requests in flight per chunk"),
-        widget=forms.NumberInput(
-            attrs={
-                "title": _(
-                    "A run is cut into chunks that the workers share; each chunk being "
-                    "answered keeps this many requests in flight."
-                )
-            }
-        ),
-    )
-    with_image = forms.BooleanField(required=False, initial=True, label=_("Send the image"))
-    lenient = forms.BooleanField(
-        required=False,
-        label=_("Lenient score too"),
-        widget=forms.CheckboxInput(
-            attrs={
-                "title": _(
-                    "Beside VLMEvalKit's score, a second one that also reads what VLMEvalKit "
-                    "does not (答案是B, a lower-case letter...). It never replaces VLMEvalKit's."
-                )
-            }
-        ),
-    )
-    judge = forms.ChoiceField(required=False, label=_("LLM judge for unmatched answers"))
-    label = forms.CharField(required=False, max_length=200, label=_("Label"))
-    name = forms.CharField(required=False, max_length=100, label=_("Endpoint name"))
-    base_url = forms.URLField(required=False, assume_scheme="http", label=_("Base URL"))
-    model = forms.CharField(required=False, max_length=200, label=_("Model name"))
-    api_key_env = forms.RegexField(
-        required=False,
-        regex=r"^[A-Za-z_][A-Za-z0-9_]*$",
-        max_length=100,
-        label=_("API key environment variable"),
-        help_text=format_lazy(
-            _("Its name starts with {prefix}; or type the key below instead."),
-            prefix=settings.ENDPOINT_KEY_ENV_PREFIX,
-        ),
-    )
-    # Typed once, stored encrypted, never shown again (the field is never filled back in).
-    api_key = forms.CharField(
-        required=False,
-        max_length=500,
-        strip=True,
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
-        label=_("API key (stored encrypted)"),
+def _endpoint(form: RunCreateForm) -> ModelEndpoint:
+    """The chosen endpoint: a baseline, a saved endpoint, or a new one made from the form."""
+    source = form.cleaned_data["source"]
+    if source.startswith("baseline:"):
+        return run_services.endpoint_ensure_baseline(baseline=source.split(":", 1)[1])
+    if source.startswith("endpoint:"):
+        return get_object_or_404(ModelEndpoint, pk=int(source.split(":", 1)[1]))
+    return run_services.endpoint_ensure_openai(
+        name=form.cleaned_data["name"],
+        base_url=form.cleaned_data["base_url"],
+        model=form.cleaned_data["model"],
+        api_key_env=form.cleaned_data["api_key_env"] or "",
+        api_key=form.cleaned_data["api_key"] or "",
     )
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        endpoints = ModelEndpoint.objects.filter(kind=EndpointKind.OPENAI).order_by("name")
-        self.fields["source"].choices = [
-            *((f"baseline:{key}", label) for key, label in BASELINE_LABELS.items()),
-            *((f"endpoint:{e.pk}", f"{e.name} · {e.model}") for e in endpoints),
-            ("new", _("A new OpenAI-compatible endpoint…")),
-        ]
-        self.fields["judge"].choices = [("", _("No judge"))] + [
-            (str(e.pk), f"{e.name} · {e.model}") for e in endpoints
-        ]
-        self.fields["status"].choices = [
-            ("", _("Any status")),
-            ("curated", _("Curated (agreed or adjudicated)")),
-            *ItemStatus.choices,
-        ]
-        self.fields["field"].choices = [("", _("No field filter"))] + [
-            (name, field_label(name)) for name in run_services.SUMMARY_FIELDS
-        ]
 
-    def clean(self) -> dict:
-        data = super().clean()
-        if data.get("source") == "new":
-            for name in ("name", "base_url", "model"):
-                if not data.get(name):
-                    self.add_error(name, _("Needed for a new endpoint."))
-        return data
-
-    def endpoint(self) -> ModelEndpoint:
-        source = self.cleaned_data["source"]
-        if source.startswith("baseline:"):
-            return run_services.endpoint_ensure_baseline(baseline=source.split(":", 1)[1])
-        if source.startswith("endpoint:"):
-            return get_object_or_404(ModelEndpoint, pk=int(source.split(":", 1)[1]))
-        return run_services.endpoint_ensure_openai(
-            name=self.cleaned_data["name"],
-            base_url=self.cleaned_data["base_url"],
-            model=self.cleaned_data["model"],
-            api_key_env=self.cleaned_data["api_key_env"] or "",
-            api_key=self.cleaned_data["api_key"] or "",
-        )
-
-    def judge_endpoint(self) -> ModelEndpoint | None:
-        chosen = self.cleaned_data.get("judge")
-        return get_object_or_404(ModelEndpoint, pk=int(chosen)) if chosen else None
-
-    def filters(self) -> dict:
-        data = self.cleaned_data
-        filters: dict = {}
-        if data.get("status"):
-            filters["status"] = [data["status"]]
-        if data.get("field") and data.get("value"):
-            filters[data["field"]] = [data["value"]]
-        if data.get("limit"):
-            filters["limit"] = data["limit"]
-        return filters
+def _judge(form: RunCreateForm) -> ModelEndpoint | None:
+    chosen = form.cleaned_data.get("judge")
+    return get_object_or_404(ModelEndpoint, pk=int(chosen)) if chosen else None
 
 
 def _list_page(request: HttpRequest, form: RunCreateForm, status: int = 200) -> HttpResponse:
@@ -184,13 +75,13 @@ def run_create(request: HttpRequest) -> HttpResponse:
     try:
         run = run_services.run_create(
             benchmark=form.cleaned_data["benchmark"],
-            endpoint=form.endpoint(),
+            endpoint=_endpoint(form),
             filters=form.filters(),
             with_image=form.cleaned_data["with_image"],
             concurrency=form.cleaned_data["concurrency"],
             label=form.cleaned_data["label"],
             created_by=request.user,
-            judge=form.judge_endpoint(),
+            judge=_judge(form),
             lenient=form.cleaned_data["lenient"],
         )
     except DomainError as error:
@@ -341,7 +232,7 @@ def run_rescore(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 @role_required(CURATOR)
-def leaderboard(request: HttpRequest, name: str) -> HttpResponse:
+def leaderboard_detail(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
     visibility.check_gold_visible(request.user, benchmark.pk)
     tasks = [task for task in run_selectors.benchmark_tasks(benchmark) if task != "vqa"]

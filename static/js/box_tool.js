@@ -3,34 +3,17 @@
 // accept/reject (adjudication, curators); copy to the other phases (the server carries the box
 // through patient coordinates). The box list shows every box of every phase, with filters.
 
-import { BoxHistory } from "./box_history.js";
+import { BoxHistory, DELETED, DELETE_REFUSED, api, bindFilters, fillAuthorFilter, isShown, nudgeRect } from "./box_common.js";
 
 const EDGE_PX = 7; // how close (screen pixels) the pointer must be to grab an edge
 
 // Django's JavaScript catalog (base.html) defines gettext and interpolate before any module runs.
 const { gettext, interpolate } = globalThis;
 const STATE_NAMES = { proposed: gettext("Proposed"), accepted: gettext("Accepted"), rejected: gettext("Rejected"), withdrawn: gettext("Withdrawn") };
-const SHOWN = (box) => box.state !== "rejected" && box.state !== "withdrawn";
 const SOURCE_NAMES = { drawn: gettext("drawn"), imported: gettext("imported"), copied: gettext("copied") };
 const CONFLICT = () => gettext("Someone else changed this box meanwhile: reload the page to see their version.");
 const stateName = (state) => STATE_NAMES[state] || state;
 const sliceRange = (first, last) => interpolate(gettext("slices %(first)s–%(last)s"), { first, last }, true);
-
-export async function api(url, method, body, csrfToken) {
-  const response = await fetch(url, {
-    method,
-    credentials: "same-origin",
-    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken, Accept: "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const data = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    const error = new Error(data.detail || JSON.stringify(data) || interpolate(gettext("The server answered HTTP %(status)s."), { status: response.status }, true));
-    error.status = response.status;
-    throw error;
-  }
-  return data;
-}
 
 function fmt(point) {
   return `(${point.map((v) => v.toFixed(1)).join(", ")})`;
@@ -195,7 +178,7 @@ export class BoxTool {
   boxAt(viewport, x, y) {
     return (this.boxes.get(viewport.volume.id) || []).find((box) => {
       const v = box.voxel;
-      return SHOWN(box) && this.contains(v, viewport.z, x, y);
+      return isShown(box) && this.contains(v, viewport.z, x, y);
     });
   }
 
@@ -267,7 +250,7 @@ export class BoxTool {
     if (draft.id === null) return this.cancel();
     const before = this.find(draft.id)?.box;
     if (!before || !this.config.canDraw || !this.isMine(before) || before.state !== "proposed") {
-      this.message(gettext("Only your own proposed box can be deleted; an adjudicator or a curator accepts or rejects the others."), true);
+      this.message(DELETE_REFUSED(), true);
       return;
     }
     try {
@@ -276,7 +259,7 @@ export class BoxTool {
       this.store(draft.viewport.volume.id, saved);
       this.draft = null;
       this.renderAll();
-      this.message(gettext("Box deleted (withdrawn). Ctrl+Z brings it back."));
+      this.message(DELETED());
     } catch (error) {
       this.message(error.status === 409 ? CONFLICT() : error.message, true);
     }
@@ -289,7 +272,7 @@ export class BoxTool {
       const found = this.find(box.id);
       if (found) this.store(found.volumeId, box);
       const viewport = found && this.viewer.viewports.find((v) => v.volume.id === found.volumeId);
-      if (viewport && SHOWN(box)) this.select(viewport, box); else { this.draft = null; this.renderAll(); }
+      if (viewport && isShown(box)) this.select(viewport, box); else { this.draft = null; this.renderAll(); }
       this.message(gettext("Undone."));
     } catch (error) {
       this.message(error.status === 409 ? CONFLICT() : error.message, true);
@@ -370,7 +353,7 @@ export class BoxTool {
       layer.replaceChildren();
       for (const box of this.boxes.get(viewport.volume.id) || []) {
         const editing = this.draft && this.draft.id === box.id;
-        if (!editing && SHOWN(box) && this.inRange(box.voxel, viewport.z)) {
+        if (!editing && isShown(box) && this.inRange(box.voxel, viewport.z)) {
           layer.append(this.rectangle(viewport, box.voxel, `ct-box label-${box.label} state-${box.state}`, this.config.labels[box.label]));
         }
       }
@@ -434,20 +417,9 @@ export class BoxTool {
         if (keep) list.append(this.listRow(viewport, box));
       }
     }
-    this.renderAuthors(authors);
+    fillAuthorFilter(this.$('[data-filter="author"]'), authors);
     this.$("#box-count").textContent = interpolate(gettext("%(shown)s of %(total)s boxes"), { shown: list.children.length, total }, true);
     this.$("#box-empty").hidden = total > 0;
-  }
-
-  renderAuthors(authors) {
-    const select = this.$('[data-filter="author"]');
-    const names = [...authors].map((a) => a || "—").sort();
-    const have = [...select.options].slice(1).map((o) => o.value);
-    if (have.join("\n") === names.join("\n")) return;
-    const chosen = select.value;
-    select.replaceChildren(select.options[0]);
-    for (const name of names) select.append(new Option(name === "—" ? gettext("(imported)") : name, name));
-    select.value = names.includes(chosen) ? chosen : "";
   }
 
   listRow(viewport, box) {
@@ -491,27 +463,14 @@ export class BoxTool {
     this.$("#box-copy").addEventListener("click", () => this.copyToOtherPhases());
     this.$("#box-delete").addEventListener("click", () => this.remove());
     this.$("#box-undo").addEventListener("click", () => this.undo());
-    this.panel.querySelectorAll("[data-filter]").forEach((select) => select.addEventListener("change", () => {
-      this.filters[select.dataset.filter] = select.value;
-      this.renderList();
-    }));
+    bindFilters(this.panel, this.filters, () => this.renderList());
   }
 
   // Shift+arrows move the selected box by one voxel, Shift+Alt+arrows resize it (keyboard only).
   nudge(key, resize) {
     const draft = this.draft;
     if (!draft || !this.mayEdit(draft)) return false;
-    const [dx, dy] = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[key];
-    const v = draft.voxel;
-    const { nx, ny } = draft.viewport;
-    if (resize) {
-      v[3] = Math.min(Math.max(v[3] + dx, v[0] + 1), nx);
-      v[4] = Math.min(Math.max(v[4] + dy, v[1] + 1), ny);
-    } else {
-      const mx = Math.min(Math.max(dx, -v[0]), nx - v[3]);
-      const my = Math.min(Math.max(dy, -v[1]), ny - v[4]);
-      v[0] += mx; v[3] += mx; v[1] += my; v[4] += my;
-    }
+    nudgeRect(draft.voxel, [0, 1, 3, 4], key, 1, draft.viewport.nx, draft.viewport.ny, resize);
     this.renderOverlays();
     this.renderEditor();
     return true;

@@ -4,11 +4,9 @@
 // an overwrite). EndoBench questions whose options are coordinates get those boxes drawn with
 // their letters. The box list shows every box of the item's images, with filters.
 
-import { BoxHistory } from "./box_history.js";
-import { api } from "./box_tool.js";
+import { BoxHistory, DELETED, DELETE_REFUSED, api, bindFilters, fillAuthorFilter, isShown, nudgeRect } from "./box_common.js";
 
 const { gettext, interpolate } = globalThis; // Django's JavaScript catalog (base.html)
-const SHOWN = (box) => box.state !== "rejected" && box.state !== "withdrawn";
 const STEP = 5; // pixels per Shift+arrow
 const MIN_SIZE = 2; // a drag shorter than this is a click, not a box
 const CONFLICT = () => gettext("Someone else changed this box meanwhile; the boxes are reloaded.");
@@ -221,7 +219,7 @@ class ImageBoxTool {
     if (!found) return;
     const { view, box } = found;
     if (!this.mayEdit(box)) {
-      this.message(gettext("Only your own proposed box can be deleted; an adjudicator or a curator accepts or rejects the others."), true);
+      this.message(DELETE_REFUSED(), true);
       return;
     }
     try {
@@ -229,7 +227,7 @@ class ImageBoxTool {
       this.history.record("delete", { ...box }, saved);
       this.store(view, saved);
       this.selected = null;
-      this.message(gettext("Box deleted (withdrawn). Ctrl+Z brings it back."));
+      this.message(DELETED());
     } catch (error) {
       this.failed(error);
     }
@@ -242,7 +240,7 @@ class ImageBoxTool {
       const { box } = await this.history.undo();
       const found = this.find(box.id);
       if (found) this.store(found.view, box);
-      this.selected = found && SHOWN(box) ? { view: found.view, id: box.id } : null;
+      this.selected = found && isShown(box) ? { view: found.view, id: box.id } : null;
       this.message(gettext("Undone."));
     } catch (error) {
       this.failed(error);
@@ -255,17 +253,8 @@ class ImageBoxTool {
     const found = this.selected && this.find(this.selected.id);
     if (!found || !this.mayEdit(found.box)) return false;
     const { view, box } = found;
-    const [dx, dy] = { ArrowLeft: [-STEP, 0], ArrowRight: [STEP, 0], ArrowUp: [0, -STEP], ArrowDown: [0, STEP] }[key];
-    const { width, height } = view.image;
     const v = [...(box.shown || box.voxel)];
-    if (resize) {
-      v[2] = Math.min(Math.max(v[2] + dx, v[0] + 1), width);
-      v[3] = Math.min(Math.max(v[3] + dy, v[1] + 1), height);
-    } else {
-      const mx = Math.min(Math.max(dx, -v[0]), width - v[2]);
-      const my = Math.min(Math.max(dy, -v[1]), height - v[3]);
-      v[0] += mx; v[2] += mx; v[1] += my; v[3] += my;
-    }
+    nudgeRect(v, [0, 1, 2, 3], key, STEP, view.image.width, view.image.height, resize);
     box.shown = v;
     this.renderView(view);
     clearTimeout(this.nudgeTimer);
@@ -308,10 +297,7 @@ class ImageBoxTool {
         this.update(found.view, found.box, { label: event.target.value });
       }
     });
-    this.root.querySelectorAll("[data-filter]").forEach((select) => select.addEventListener("change", () => {
-      this.filters[select.dataset.filter] = select.value;
-      this.renderList();
-    }));
+    bindFilters(this.root, this.filters, () => this.renderList());
     this.root.querySelectorAll("[data-option-toggle]").forEach((box) => box.addEventListener("change", () => {
       this.showOptions = box.checked;
       this.render();
@@ -377,7 +363,7 @@ class ImageBoxTool {
       }
     }
     for (const box of view.boxes) {
-      if (!SHOWN(box)) continue;
+      if (!isShown(box)) continue;
       const selected = this.selected?.id === box.id;
       const element = document.createElement("div");
       element.className = `img-box label-${box.label} state-${box.state}${selected ? " selected" : ""}`;
@@ -425,19 +411,8 @@ class ImageBoxTool {
         if (keep) list.append(this.listRow(view, box));
       }
     }
-    this.renderAuthors(authors);
+    fillAuthorFilter(this.$('[data-filter="author"]'), authors);
     this.$("[data-box-count]").textContent = interpolate(gettext("%(shown)s of %(total)s boxes"), { shown: list.children.length, total }, true);
-  }
-
-  renderAuthors(authors) {
-    const select = this.$('[data-filter="author"]');
-    const names = [...authors].sort();
-    const have = [...select.options].slice(1).map((o) => o.value);
-    if (have.join("\n") === names.join("\n")) return;
-    const chosen = select.value;
-    select.replaceChildren(select.options[0]);
-    for (const name of names) select.append(new Option(name === "—" ? gettext("(imported)") : name, name));
-    select.value = names.includes(chosen) ? chosen : "";
   }
 
   listRow(view, box) {
@@ -448,7 +423,7 @@ class ImageBoxTool {
     title.type = "button";
     title.className = "link-button";
     title.textContent = `${this.config.labels[box.label] || box.label} #${box.id} · [${box.voxel.join(", ")}]`;
-    title.disabled = !SHOWN(box);
+    title.disabled = !isShown(box);
     title.addEventListener("click", () => this.select(view, box.id));
     const state = document.createElement("span");
     state.className = `chip box-state-${box.state}`;

@@ -1,7 +1,7 @@
 // The case's endoscopy image: zoom (wheel), pan (drag), double-click to reset, and 2D boxes in
 // image pixels drawn with the "Draw" toggle and saved through the API.
 
-import { api } from "./box_tool.js";
+import { api } from "./box_common.js";
 
 const { gettext } = globalThis; // Django's JavaScript catalog, loaded by base.html
 

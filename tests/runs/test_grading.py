@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotations.models import Assignment, Grade, GradingSession
-from annotations.selectors import runs as run_selectors
+from annotations.selectors import grading as grading_selectors
 from annotations.services import grading as grading_services
 from annotations.services.errors import DomainError
 from tests.factories import make_personas
@@ -106,7 +106,7 @@ class GradingServiceTests(GradingTestCase):
                     session=self.session, item=item, grader=self.people[who]
                 )
                 self.grade(who, item, "left" if a_left else "right")  # always prefers run A
-        result = run_selectors.grading_ratings()
+        result = grading_selectors.grading_ratings()
         self.assertEqual(result.comparisons, 8)
         self.assertEqual(result.ratings[0]["model"], f"#{self.run_a.pk} secret-model-alpha")
         top = result.ratings[0]

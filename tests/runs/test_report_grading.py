@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotations.models import Assignment, Grade, GradingSession
 from annotations.scoring import bleu4, rouge_l, weighted_kappa
-from annotations.selectors import runs as run_selectors
+from annotations.selectors import grading as grading_selectors
 from annotations.selectors.report_grading import report_agreement
 from annotations.services import grading as grading_services
 from annotations.services.errors import DomainError
@@ -95,10 +95,10 @@ class ReportGradingTestCase(TestCase):
 
 class ReportSessionTests(ReportGradingTestCase):
     def test_a_report_session_shares_only_the_generated_reports(self):
-        shared = list(run_selectors.grading_shared_items(self.pair))
+        shared = list(grading_selectors.grading_shared_items(self.pair))
         self.assertEqual(shared, self.reports)
         self.assertEqual(
-            list(run_selectors.grading_shared_items(self.against_reference)), self.reports
+            list(grading_selectors.grading_shared_items(self.against_reference)), self.reports
         )
 
     def test_the_session_list_counts_report_and_reference_sessions_in_one_query(self):
@@ -106,7 +106,7 @@ class ReportSessionTests(ReportGradingTestCase):
             run_a=self.run_a, run_b=self.run_b, created_by=self.people["curator"]
         )
         with self.assertNumQueries(2):  # the viewer's roles (scope), the sessions with counts
-            progress = run_selectors.grading_sessions(viewer=self.people["curator"])
+            progress = grading_selectors.grading_sessions(viewer=self.people["curator"])
         totals = {p.session.pk: p.total for p in progress}
         self.assertEqual(totals, {self.pair.pk: 3, self.against_reference.pk: 3, mixed.pk: 4})
 
@@ -167,7 +167,7 @@ class ReportRatingsTests(ReportGradingTestCase):
     def test_the_reference_is_a_player_in_the_bradley_terry_ratings(self):
         for item in self.reports:
             self.prefer("reviewer", item, None, session=self.against_reference)
-        ratings = run_selectors.grading_ratings(task="report_generation", n_boot=50)
+        ratings = grading_selectors.grading_ratings(task="report_generation", n_boot=50)
         names = [row["model"] for row in ratings.ratings]
         self.assertEqual(names, ["Reference reports", f"#{self.run_b.pk} secret-beta"])
         # Against run A's other session nothing was graded: only the reference and run B play.
