@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.sql.constants import MULTI
 
 from annotations.formats.jsonexport import loads_strict
@@ -21,11 +21,13 @@ from annotations.models import (
     Adjudication,
     Benchmark,
     Box,
+    Case,
     Image,
     Item,
     ItemImage,
     ItemRevision,
     Review,
+    Volume,
 )
 
 CHUNK = 1000
@@ -47,11 +49,16 @@ _FIELDS = (
     "status",
     "version",
     "case_id",
+    "kind",
+    "reference",
+    "target",
 )
 
 
 # The JSON columns, by position in a row of _FIELDS: decoded here, not by Django's converters.
-_JSON_POSITIONS = tuple(_FIELDS.index(name) for name in ("options", "extra", "degradation_params"))
+_JSON_POSITIONS = tuple(
+    _FIELDS.index(name) for name in ("options", "extra", "degradation_params", "target")
+)
 
 
 def raw_rows(queryset: QuerySet) -> list[tuple]:
@@ -84,6 +91,8 @@ class ImageRef(NamedTuple):
     format: str
     sha256: str
     size: int
+    width: int
+    height: int
 
 
 class _Twin(NamedTuple):
@@ -116,6 +125,9 @@ class ItemRow:
     status: str
     version: int
     case_id: int | None
+    kind: str
+    reference: str
+    target: Any
     case_code: str | None
     twin_index: int | None
     benchmark: Benchmark
@@ -176,6 +188,8 @@ def chunk_images(chunk_ids: QuerySet[Item]) -> dict[int, list[ImageRef]]:
             "image__format",
             "image__sha256",
             "image__size_bytes",
+            "image__width",
+            "image__height",
         )
     )
     for item_id, *image in raw_rows(rows):
@@ -304,3 +318,72 @@ def images_bytes(items: QuerySet[Item]) -> int:
     """The stored size of the distinct images the items show."""
     image_ids = ItemImage.objects.filter(item__in=items).values("image_id")
     return Image.objects.filter(id__in=image_ids).aggregate(n=Sum("size_bytes"))["n"] or 0
+
+
+class VolumeRow(NamedTuple):
+    id: int
+    phase: str
+    size_x: int
+    size_y: int
+    size_z: int
+    spacing: list
+    origin: list
+    direction: list
+    series_uid: str
+    cache_path: str
+
+
+class CaseSide(NamedTuple):
+    """A Gastric-X case as the task files show it: its endoscopy image and CT phases."""
+
+    code: str
+    endoscopy: ImageRef | None
+    volumes: list[VolumeRow]  # in phase order
+
+    def volume(self, phase: object) -> VolumeRow | None:
+        return next((volume for volume in self.volumes if volume.phase == phase), None)
+
+
+def chunk_cases(case_ids: set[int]) -> dict[int, CaseSide]:
+    """The cases of a chunk's task items with their endoscopy image and volumes (two queries)."""
+    if not case_ids:
+        return {}
+    from annotations.selectors.cases import PHASE_ORDER  # (loads the CT stack: Gastric-X only)
+
+    volumes: dict[int, list[VolumeRow]] = defaultdict(list)
+    rows = Volume.objects.filter(case_id__in=case_ids).values_list("case_id", *VolumeRow._fields)
+    for case_id, *volume in rows:
+        volumes[case_id].append(VolumeRow(*volume))
+    found = {}
+    cases = Case.objects.filter(pk__in=case_ids).values_list(
+        "pk", "case_id", "endoscopy_image_id", "endoscopy_image__file", "endoscopy_image__format",
+        "endoscopy_image__sha256", "endoscopy_image__size_bytes", "endoscopy_image__width",
+        "endoscopy_image__height",
+    )  # fmt: skip
+    for pk, code, image_id, *image in cases:
+        ordered = sorted(volumes[pk], key=lambda v: PHASE_ORDER.index(v.phase))
+        endoscopy = ImageRef(image_id, *image) if image_id else None
+        found[pk] = CaseSide(code, endoscopy, ordered)
+    return found
+
+
+def kind_counts(items: QuerySet[Item], l2_field: str) -> dict[str, dict[str, int]]:
+    """Per item kind: how many items, and how many have an l2-category and a split."""
+    rows = (
+        items.order_by()
+        .values("kind")
+        .annotate(
+            items=Count("pk"),
+            l2=Count("pk", filter=~Q(**{l2_field: ""})),
+            split=Count("pk", filter=~Q(split="")),
+        )
+    )
+    return {row.pop("kind"): row for row in rows}
+
+
+def withheld_box_targets(items: QuerySet[Item], split: str) -> list[dict]:
+    """The targets of the localization items of a withheld split (hidden from public files)."""
+    if not split:
+        return []
+    targets = items.filter(kind="box", split=split).values_list("case_id", "target")
+    return [{**(target or {}), "case": case_id} for case_id, target in targets]

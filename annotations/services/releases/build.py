@@ -21,7 +21,12 @@ from annotations.models import Benchmark, Release, ReleaseItem, ReleaseStatus
 from annotations.services.errors import DomainError
 from annotations.services.recovery import Lease, LeaseLost, heartbeat, lease_claim, lease_update
 from annotations.services.releases import export
-from annotations.services.releases.selection import check_release_name, clean_filters, release_items
+from annotations.services.releases.selection import (
+    check_label_sets,
+    check_release_name,
+    clean_filters,
+    release_items,
+)
 
 RECORD_SECONDS = 1.0  # how often a build records its rows and progress (`_Recorder`)
 RECORD_ROWS = 10_000
@@ -65,7 +70,9 @@ def release_create(
             )
             % {"name": name, "version": version}
         )
-    count = release_items(benchmark, include_all=include_all, filters=cleaned).count()
+    items = release_items(benchmark, include_all=include_all, filters=cleaned)
+    count = items.count()
+    check_label_sets(benchmark.label_sets or {}, items)
     if not count:
         raise DomainError(gettext("This selection holds no item: there is nothing to release."))
     return Release.objects.create(

@@ -18,7 +18,7 @@ from pybase64 import b64encode
 from annotations.formats import stream
 from annotations.formats.coco import write_coco
 from annotations.formats.stream import HashingFile, JsonItems, TsvWriter
-from annotations.models import Benchmark, BoxLabel
+from annotations.models import Benchmark, BoxLabel, ItemKind
 from annotations.selectors import release_rows as rows
 from annotations.selectors.release_rows import ImageRef, ItemRow
 from annotations.services.errors import DomainError
@@ -27,11 +27,13 @@ from annotations.services.pair_export import pair_tsv_fields
 from annotations.services.releases.provenance import ChunkProvenance, json_item
 from annotations.services.releases.selection import (
     REPORT_COLUMNS,
+    check_label_sets,
     check_release_name,
     clean_filters,
     release_items,
     tsv_columns,
 )
+from annotations.services.releases.taskfiles import TaskFiles, as_choice
 
 PART_BYTES = 1 << 30  # VLMEvalKit moves a TSV over 1 GB to its local layout; we split there too
 TEMP_MARK = ".partial-"
@@ -106,8 +108,16 @@ class _Export:
         self.include_all, self.filters = include_all, filters
         self.options = options = options or ExportOptions()
         self.items = release_items(benchmark, include_all=include_all, filters=filters)
-        self.columns = tsv_columns(benchmark, self.items, report=options.report_columns)
         self.report = REPORT_COLUMNS[benchmark.family] if options.report_columns else None
+        self.kinds = rows.kind_counts(
+            self.items, self.report.l2_category if self.report else "l2_category"
+        )
+        self.label_sets = benchmark.label_sets or {}
+        letters = check_label_sets(self.label_sets, self.items) if "label" in self.kinds else 0
+        self.columns = tsv_columns(
+            benchmark, self.items, report=options.report_columns, letters=letters
+        )
+        self.hidden = rows.withheld_box_targets(self.items, options.withhold_split)
         self.text_cells = stream.TextCells(
             self.columns, COLUMN_FIELDS, self.report, pair_tsv_fields
         )
@@ -121,7 +131,7 @@ class _Export:
         self.formula_cells: list[list] = []
         self.formula_total = 0
         self.parts: list[TsvWriter] = []
-        self.local = self.test = self.answers = None
+        self.local = self.test = self.answers = self.tasks = None
         # Base64 of every distinct image: about what NAME.tsv weighs.
         weight = rows.images_bytes(self.items) * 4 // 3
         large = bool(options.part_bytes) and weight > options.part_bytes
@@ -141,8 +151,10 @@ class _Export:
         try:
             self._open()
             self._walk(progress, on_chunk)
+            if self.tasks is not None:
+                self.tasks.close(self.header)
             if self.options.coco:
-                _write_coco(self._file("_coco.json"), self.items)
+                _write_coco(self._file("_coco.json"), self.items, self.hidden)
             for out in self.files:
                 out.close()
         except BaseException:
@@ -165,25 +177,34 @@ class _Export:
             self.answers = JsonItems(self._file("_test_answers.json"), header, "answers")
         if self.split_parts:
             self.parts.append(self._tsv("_part1", self.columns))
-        header = {
+        self.header = {
             "benchmark": self.benchmark.name,
             "family": self.benchmark.family,
             "name": self.name,
             "schema_version": stream.SCHEMA_VERSION,
             "version": self.options.version,
         }
-        self.json = JsonItems(self._file(".json"), header)
+        self.json = JsonItems(self._file(".json"), self.header)
+        if set(self.kinds) - {ItemKind.MCQ, ItemKind.LABEL}:
+            self.tasks = TaskFiles(self, self.kinds)
 
     def _walk(self, progress, on_chunk) -> None:
         withheld = self.options.withhold_split
         for chunk, chunk_ids in rows.item_chunks(self.items, self.benchmark):
             images = rows.chunk_images(chunk_ids)
-            provenance = ChunkProvenance(chunk, chunk_ids)
+            provenance = ChunkProvenance(chunk, chunk_ids, self.hidden)
             self._count(chunk)
+            if self.tasks is not None:
+                self.tasks.chunk(chunk)
             for item in chunk:
                 refs = images.get(item.id, [])
                 withhold = bool(withheld) and item.split == withheld
-                self._write_rows(item, refs, withhold)
+                if item.kind == ItemKind.LABEL:
+                    item = as_choice(item, self.label_sets)
+                if item.kind in (ItemKind.MCQ, ItemKind.LABEL):
+                    self._write_rows(item, refs, withhold)
+                else:
+                    self.tasks.write(item, refs, withhold)
                 self.json.write(json_item(item, refs, provenance, withhold=withhold))
             if on_chunk:
                 on_chunk([(item.id, item.version) for item in chunk])
@@ -193,12 +214,18 @@ class _Export:
         if self.answers is not None:
             self.answers.close()
 
-    def _write_rows(self, item: ItemRow, refs: list[ImageRef], withhold: bool) -> None:
-        cells = self.text_cells(item)
+    def note_formulas(self, item: ItemRow, cells: dict[str, str]) -> None:
         for column, text in stream.formula_cells(cells):
             self.formula_total += 1
             if len(self.formula_cells) < FORMULA_LISTED:
                 self.formula_cells.append([item.source_index, column, text[:80]])
+
+    def report_values(self, item: ItemRow) -> tuple[str, str]:
+        return self.report.values(item) if self.report else (item.category, item.l2_category)
+
+    def _write_rows(self, item: ItemRow, refs: list[ImageRef], withhold: bool) -> None:
+        cells = self.text_cells(item)
+        self.note_formulas(item, cells)
         keys = [ref.id for ref in refs]
         base64 = self.images.row(refs)
         names = [self.images.place(self.images_dir, ref) for ref in refs] if self.local else []
@@ -228,6 +255,8 @@ class _Export:
             self.counts["category"][category] += 1
             self.counts["split"][item.split] += 1
         self.items_sha256.update("".join(f"{i.source_index}:{i.version}\n" for i in chunk).encode())
+        if set(self.kinds) - {ItemKind.MCQ}:
+            self.counts.setdefault("kind", Counter()).update(item.kind for item in chunk)
 
     def _manifest(self) -> dict:
         counts = {key: dict(sorted(counter.items())) for key, counter in self.counts.items()}
@@ -285,6 +314,9 @@ class _Export:
             }
         if self.options.coco:
             layout["coco"] = f"{name}_coco.json"
+        if set(self.kinds) - {ItemKind.MCQ}:
+            layout["tsv_rows"] = self.main.rows
+            layout.update(self.tasks.layout() if self.tasks else {})
         return layout
 
 
@@ -357,6 +389,15 @@ class _Images:
         return name
 
 
-def _write_coco(out: HashingFile, items) -> None:
-    """NAME_coco.json: the 2D boxes on the release's images, without rejected or withdrawn ones."""
-    write_coco(out, *rows.coco_rows(items), [label for label, _ in BoxLabel.choices])
+def _write_coco(out: HashingFile, items, hidden: list[dict]) -> None:
+    """NAME_coco.json: the 2D boxes on the release's images, without rejected or withdrawn ones
+    nor the targets of withheld localization items."""
+    images, boxes = rows.coco_rows(items)
+    secret = {(t.get("label"), tuple(t["box"])) for t in hidden if isinstance(t.get("box"), list)}
+    shown = (
+        box
+        for box in boxes
+        if (box["label"], (box["x"], box["y"], box["x"] + box["width"], box["y"] + box["height"]))
+        not in secret
+    )
+    write_coco(out, images, shown, [label for label, _ in BoxLabel.choices])

@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext
 
 from annotations.formats.jsonexport import dumps_canonical
-from annotations.models import Case, ItemImage
+from annotations.models import Case, ItemImage, ItemKind
 from annotations.selectors.release_rows import (
     ImageRef,
     ItemRow,
@@ -27,23 +27,43 @@ from annotations.services.pair_export import pair_json_fields
 class ChunkProvenance:
     """Revisions, reviews, adjudications and boxes of one chunk of items, in five queries."""
 
-    def __init__(self, items: Sequence[ItemRow], ids: QuerySet) -> None:
+    def __init__(self, items: Sequence[ItemRow], ids: QuerySet, hidden: list[dict]) -> None:
         self.revisions = chunk_revisions(ids)
         self.reviews = chunk_reviews(ids)
         self.adjudications = chunk_adjudications(ids)
         self.boxes_2d = chunk_boxes_2d(ItemImage.objects.filter(item_id__in=ids).values("image_id"))
         self.boxes_3d = _case_boxes({item.case_id for item in items if item.case_id})
+        # The targets of withheld localization items are left out of every item's boxes.
+        self.hidden_2d = {(t.get("label"), str(t.get("box"))) for t in hidden}
+        self.hidden_3d = {
+            (t["case"], t.get("phase"), t.get("label"), str(t.get("voxel"))) for t in hidden
+        }
 
     def boxes(self, item: ItemRow, refs: Sequence[ImageRef]) -> list[dict]:
         image_ids = {ref.id for ref in refs}
         return [
             box
             for owner, image_id, box in self.boxes_2d
-            if owner == item.id or (owner is None and image_id in image_ids)
+            if (owner == item.id or (owner is None and image_id in image_ids))
+            and (box["label"], str(box["pixels"])) not in self.hidden_2d
         ]
 
     def volumes(self, item: ItemRow) -> list[dict]:
-        return self.boxes_3d.get(item.case_id, []) if item.case_id else []
+        blocks = self.boxes_3d.get(item.case_id, []) if item.case_id else []
+        if not self.hidden_3d:
+            return blocks
+        hidden = self.hidden_3d
+        return [
+            {
+                **block,
+                "boxes": [
+                    box
+                    for box in block["boxes"]
+                    if (item.case_id, block["phase"], box["label"], str(box["voxel"])) not in hidden
+                ],
+            }
+            for block in blocks
+        ]
 
 
 def json_item(
@@ -76,11 +96,29 @@ def json_item(
         "volumes": chunk.volumes(item),
         "degradation": _degradation(item),
     }
+    if item.kind != ItemKind.MCQ:
+        data.update(kind=item.kind, reference=item.reference, target=item.target)
     if withhold:
         data["answer"] = data["answer_text"] = None
         data["extra"] = {k: v for k, v in item.extra.items() if k != "gt"}
         data["withheld"] = True
+        if item.kind != ItemKind.MCQ:
+            _withhold_task(data, item)
     return data
+
+
+def _withhold_task(data: dict, item: ItemRow) -> None:
+    """A withheld open item keeps no reference, a box item no box, a retrieval pair no case."""
+    if item.kind == ItemKind.OPEN:
+        data["reference"] = None
+    if item.kind == ItemKind.BOX:
+        data["target"] = {
+            k: v for k, v in (item.target or {}).items() if k in ("label", "phase", "image")
+        }
+    if item.kind == ItemKind.RETRIEVAL:
+        data.update(images=[], boxes=[], volumes=[])
+        data["source"]["case_id"] = None
+        data["extra"].pop("case_id", None)
 
 
 def _degradation(item: ItemRow) -> dict | None:

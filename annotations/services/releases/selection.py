@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext, gettext_lazy
 
-from annotations.models import TAXONOMY_FIELDS, Benchmark, Family, Item
+from annotations.models import TAXONOMY_FIELDS, Benchmark, Family, Item, ItemKind
 from annotations.selectors.releases import FILTER_FIELDS
 from annotations.services.errors import DomainError
 from annotations.services.imports import COLUMN_FIELDS
@@ -115,10 +115,44 @@ def fields_with_values(items: QuerySet[Item]) -> set[str]:
     return {name for name, count in counts.items() if count}
 
 
-def tsv_columns(benchmark: Benchmark, items: QuerySet[Item], *, report: bool) -> list[str]:
+def check_label_sets(label_sets: dict, items: QuerySet[Item]) -> int:
+    """Refuse classification items that cannot be multiple-choice rows (VLMEvalKit reads the
+    options A to Z only); the most labels one of their sets has."""
+    fields = items.filter(kind=ItemKind.LABEL).order_by().values_list("target__field", flat=True)
+    most = 0
+    for field in sorted({str(value or "label") for value in fields.distinct()}):
+        labels = label_sets.get(field) or []
+        if not labels:
+            raise DomainError(
+                gettext(
+                    "Classification items ask for the label set '%(field)s', which the "
+                    "benchmark does not have."
+                )
+                % {"field": field}
+            )
+        if len(labels) > 26:
+            raise DomainError(
+                gettext(
+                    "The label set '%(field)s' holds %(count)d labels: VLMEvalKit reads only "
+                    "options A to Z, so its classification items cannot be released as multiple "
+                    "choice. Shorten the set, or leave these items out with a filter."
+                )
+                % {"field": field, "count": len(labels)}
+            )
+        most = max(most, len(labels))
+    return most
+
+
+def tsv_columns(
+    benchmark: Benchmark, items: QuerySet[Item], *, report: bool, letters: int = 0
+) -> list[str]:
     """The TSV header: the imported columns in file order, then (for a release) the report,
-    taxonomy and pair columns the file lacks."""
+    taxonomy and pair columns the file lacks; option columns up to `letters` options."""
     columns = list(benchmark.columns) if benchmark.columns else list(DEFAULT_COLUMNS)
+    have = [c for c in columns if len(c) == 1 and c.isupper()]
+    after = columns.index(have[-1]) + 1 if have else len(columns)
+    missing = [chr(ord("A") + n) for n in range(letters) if chr(ord("A") + n) not in have]
+    columns[after:after] = missing
     if not report:
         return columns
     present = fields_with_values(items)
