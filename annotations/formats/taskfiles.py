@@ -8,11 +8,12 @@ a few numbers per box or report (no image data), so they stay small next to the 
 from __future__ import annotations
 
 import string
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from annotations.formats.coco import write_coco
 from annotations.formats.jsonexport import dumps_canonical
+from annotations.formats.stream import image_file_name, quoted
 from annotations.imaging.geometry import VolumeGeometry, box_voxel_to_mm
 
 LETTERS = string.ascii_uppercase
@@ -174,3 +175,126 @@ class Retrieval:
             "pairs": self.pairs,
         }
         out.write((dumps_canonical(document) + "\n").encode("utf-8"))
+
+
+def report_cells(item: Any, category: str, l2_category: str) -> dict[str, str]:
+    """The quoted text cells of an open item's NAME_report.tsv row (its answer: the reference)."""
+    return {
+        "index": quoted(item.source_index),
+        "question": quoted(item.question),
+        "answer": quoted(item.reference),
+        "category": quoted(category),
+        "l2-category": quoted(l2_category),
+        "split": quoted(item.split),
+    }
+
+
+def report_pictures(kind: str, case: Any, refs: Sequence[Any]) -> dict[Hashable, Any]:
+    """The images of an open item's row by key, as runs show them to a model: without a case
+    its own images; else the case's endoscopy image (not for a CT report) and the middle axial
+    slice of each CT phase (not for an endoscopy report), keyed ("ct", volume id, z)."""
+    if case is None:
+        return {ref.id: ref for ref in refs}
+    pictures: dict[Hashable, Any] = {}
+    if kind != "ct" and case.endoscopy is not None:
+        pictures[case.endoscopy.id] = case.endoscopy
+    if kind != "endoscopy":
+        for volume in case.volumes:
+            pictures[("ct", volume.id, volume.size_z // 2)] = volume
+    return pictures
+
+
+def case_images(case: Any) -> list[dict[str, Any]]:
+    """The case side of a retrieval pair: the endoscopy image and each phase's middle slice."""
+    found = [{"image": "endoscopy", "sha256": case.endoscopy.sha256}] if case.endoscopy else []
+    return found + [
+        {"phase": v.phase, "series_uid": v.series_uid, "slice": v.size_z // 2} for v in case.volumes
+    ]
+
+
+def image_target(case: Any, refs: Sequence[Any], target: Mapping[str, Any]) -> dict | None:
+    """The image a 2D target is on (the case's endoscopy image, else the item's first image) as
+    a COCO image entry; None without an image or a four-number box."""
+    ref = case.endoscopy if case is not None and case.endoscopy else (refs[0] if refs else None)
+    box = target.get("box")
+    if ref is None or not (isinstance(box, list) and len(box) == 4):
+        return None
+    return {
+        "case_id": case.code if case is not None else None,
+        "image": "endoscopy" if case is not None and case.endoscopy else "item",
+        "sha256": ref.sha256,
+        "file_name": image_file_name(ref.sha256, ref.format),
+        "width": ref.width,
+        "height": ref.height,
+    }
+
+
+def public_target(target: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What NAME.json shows of a withheld localization item's target: what to find, not where."""
+    return {k: v for k, v in (target or {}).items() if k in ("label", "phase", "image")}
+
+
+def numbers(values: Iterable[Any]) -> tuple[float, ...]:
+    return tuple(float(v) for v in values)
+
+
+def hidden_keys(hidden: Iterable[Mapping[str, Any]]) -> tuple[set[tuple], set[tuple]]:
+    """Keys of the targets of withheld items: 2D (label, box), 3D (case, phase, label, voxel)."""
+    flat, deep = set(), set()
+    for t in hidden:
+        if isinstance(t.get("voxel"), list):
+            deep.add((t.get("case"), t.get("phase"), t.get("label"), numbers(t["voxel"])))
+        elif isinstance(t.get("box"), list):
+            flat.add((t.get("label"), numbers(t["box"])))
+    return flat, deep
+
+
+def without_targets(blocks: list[dict], case_id: int | None, hidden: set[tuple]) -> list[dict]:
+    """A case's volume blocks (`box_export.case_boxes_for_export`) without the 3D boxes that
+    are withheld targets (`hidden`: the 3D keys of `hidden_keys`)."""
+    if not hidden:
+        return blocks
+    return [
+        {
+            **block,
+            "boxes": [
+                box
+                for box in block["boxes"]
+                if (case_id, block["phase"], box["label"], numbers(box["voxel"])) not in hidden
+            ],
+        }
+        for block in blocks
+    ]
+
+
+def coco_without_targets(boxes: Iterable[dict], hidden: set[tuple]) -> Iterator[dict]:
+    """COCO boxes (x, y, width, height) without the withheld 2D targets (2D keys)."""
+    for box in boxes:
+        corners = (box["x"], box["y"], box["x"] + box["width"], box["y"] + box["height"])
+        if (box["label"], numbers(corners)) not in hidden:
+            yield box
+
+
+def task_layout(name: str, files: Any) -> dict[str, Any]:
+    """The manifest's layout entries of the task files `files` has (None where a kind is absent:
+    report_tsv, report_test, localization, retrieval), with their counts."""
+    layout: dict[str, Any] = {}
+    if files.report_tsv is not None:
+        layout["report"] = {"tsv": f"{name}_report.tsv", "rows": files.report_tsv.rows}
+        if files.report_test is not None:
+            test = {"test_tsv": f"{name}_report_test.tsv", "test_rows": files.report_test.rows}
+            layout["report"].update(test)
+    if files.localization is not None:
+        found = files.localization
+        layout["localization"] = {
+            "json": f"{name}_localization.json", "items": len(found.items),
+            "images": len(found.images), "boxes_2d": len(found.boxes),
+            "boxes_3d": len(found.boxes_3d),
+        }  # fmt: skip
+    if files.retrieval is not None:
+        layout["retrieval"] = {
+            "json": f"{name}_retrieval.json",
+            "pairs": len(files.retrieval.pairs),
+            "cases": len(files.retrieval.cases),
+        }
+    return layout

@@ -1,4 +1,5 @@
-"""Items read for a release as plain rows, a chunk at a time, with their images.
+"""Items read for a release as plain rows, a chunk at a time, with their images and cases,
+the header of NAME.tsv, and the stored image bytes a release writes.
 
 A model instance costs several times more than its row; `ItemRow` carries the fields a release
 writes and answers like an Item where the release (and `pair_export`) asks it to.
@@ -6,17 +7,24 @@ writes and answers like an Item where the release (and `pair_export`) asks it to
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Iterator
+import os
+from collections import Counter, OrderedDict, defaultdict
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
+from django.core.files.storage import FileSystemStorage, default_storage
 from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.sql.constants import MULTI
+from pybase64 import b64encode
 
+from annotations.formats import stream
 from annotations.formats.jsonexport import loads_strict
+from annotations.formats.release_layout import DEFAULT_COLUMNS, REPORT_COLUMNS, header
 from annotations.formats.stream import image_file_name
 from annotations.models import (
+    COLUMN_FIELDS,
     TAXONOMY_FIELDS,
     Adjudication,
     Benchmark,
@@ -31,6 +39,7 @@ from annotations.models import (
 )
 
 CHUNK = 1000
+_FIELD_COLUMNS = {field: column for column, field in COLUMN_FIELDS.items()}
 
 _FIELDS = (
     "id",
@@ -387,3 +396,102 @@ def withheld_box_targets(items: QuerySet[Item], split: str) -> list[dict]:
         return []
     targets = items.filter(kind="box", split=split).values_list("case_id", "target")
     return [{**(target or {}), "case": case_id} for case_id, target in targets]
+
+
+def fields_with_values(items: QuerySet[Item]) -> set[str]:
+    """The taxonomy and pair fields that hold a value in at least one item (one query)."""
+    fields = (*TAXONOMY_FIELDS, "degradation_type", "degradation_severity")
+    counts = items.order_by().aggregate(
+        **{f: Count("pk", filter=~Q(**{f: ""})) for f in fields},
+        clean_twin_id=Count("clean_twin_id"),
+    )
+    return {name for name, count in counts.items() if count}
+
+
+def tsv_columns(
+    benchmark: Benchmark,
+    items: QuerySet[Item],
+    *,
+    report: bool,
+    pair_columns: Sequence[str] = (),
+    letters: int = 0,
+) -> list[str]:
+    """NAME.tsv's header: the imported columns in file order (with option columns up to
+    `letters` options), then (for a release) the report, taxonomy and pair columns it lacks."""
+    columns = list(benchmark.columns) if benchmark.columns else list(DEFAULT_COLUMNS)
+    if not report:
+        return header(columns, (), letters)
+    present = fields_with_values(items)
+    wanted = ["category"]
+    if REPORT_COLUMNS[benchmark.family].l2_category in present or "l2-category" in columns:
+        wanted.append("l2-category")
+    wanted += [_FIELD_COLUMNS.get(f, f) for f in TAXONOMY_FIELDS if f in present]
+    if present & {"clean_twin_id", "degradation_type", "degradation_severity"}:
+        wanted += pair_columns
+    return header(columns, wanted, letters)
+
+
+def label_fields(items: QuerySet[Item]) -> list[str]:
+    """The label sets the classification items ask for (a target without a field: "label")."""
+    fields = items.filter(kind="label").order_by().values_list("target__field", flat=True)
+    return sorted({str(value or "label") for value in fields.distinct()})
+
+
+class ReleaseImages:
+    """Image bytes as a release writes them: stored JPEG/PNG as they are, other formats as PNG
+    (converted once while reused nearby); `place` files one into the local layout's images/."""
+
+    CONVERTED = 256
+
+    def __init__(self) -> None:
+        local = isinstance(default_storage, FileSystemStorage)
+        self.root = os.path.join(default_storage.location, "") if local else None
+        self.converted: OrderedDict[int, bytes] = OrderedDict()
+        self.files_placed = self.bytes_placed = 0
+
+    def row(self, refs: list[ImageRef]) -> Callable[[int], bytes]:
+        """base64 by image id for one row, each image read once whichever files take it."""
+        by_id = {ref.id: ref for ref in refs}
+        done: dict[int, bytes] = {}
+
+        def base64(key: int) -> bytes:
+            if key not in done:
+                done[key] = b64encode(self.data(by_id[key]))
+            return done[key]
+
+        return base64
+
+    def data(self, ref: ImageRef) -> bytes:
+        if ref.format in stream.PASS_THROUGH:
+            return self._stored(ref)
+        if ref.id not in self.converted:
+            from annotations.imaging.images import encode_for_vlmeval
+
+            self.converted[ref.id] = encode_for_vlmeval(self._stored(ref))
+            if len(self.converted) > self.CONVERTED:
+                self.converted.popitem(last=False)
+        self.converted.move_to_end(ref.id)
+        return self.converted[ref.id]
+
+    def _stored(self, ref: ImageRef) -> bytes:
+        if self.root is None:
+            with default_storage.open(ref.file, "rb") as handle:
+                return handle.read()
+        path = self.root + ref.file
+        with open(path, "rb") as handle:
+            data = handle.read()
+        # A stored image is named by its hash and never rewritten: another size is damage.
+        if len(data) != ref.size:
+            raise OSError(f"{path} holds {len(data)} bytes, not the {ref.size} its record says")
+        return data
+
+    def place(self, folder: Path, ref: ImageRef) -> str:
+        """Put the image into `folder` once, named by its sha256; return the name."""
+        name = stream.image_file_name(ref.sha256, ref.format)
+        linkable = self.root is not None and ref.format in stream.PASS_THROUGH
+        source = self.root + ref.file if linkable else None  # type: ignore[operator]
+        size = stream.place_image(folder / name, source, ref.size, lambda: self.data(ref))
+        if size is not None:
+            self.files_placed += 1
+            self.bytes_placed += size
+        return name

@@ -3,12 +3,8 @@ a building or failed one is rebuilt from scratch into a fresh partial folder, un
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
-import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -17,6 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from annotations.formats import stream
 from annotations.models import Benchmark, Release, ReleaseItem, ReleaseStatus
 from annotations.services.errors import DomainError
 from annotations.services.recovery import Lease, LeaseLost, heartbeat, lease_claim, lease_update
@@ -112,7 +109,8 @@ def release_build(
     """Build the files from scratch and publish them under a beating lease; a release not in
     `claimable` is left as it is. A failure marks it failed (and is raised)."""
     target = Path(release.path or release_folder(release.name, release.version))
-    with _build_lock(target):
+    busy = DomainError(gettext("This release is being built by another process."))
+    with stream.exclusive_lock(target.parent / f".{target.name}.lock", busy=busy):
         rows = Release.objects.filter(status__in=claimable)
         lease = lease_claim(rows, release.pk, status="building", error="", progress=0)
         if lease is not None:
@@ -123,7 +121,7 @@ def release_build(
 
 
 def _build(release: Release, target: Path, lease: Lease, progress, part_bytes, local_layout):
-    _sweep(target, release)
+    stream.sweep_build(target, export.TEMP_MARK, (release.name, release.version))
     ReleaseItem.objects.filter(release=release).delete()
     filters, withhold = release_selection(release)
     recorder = _Recorder(release.pk, lease)
@@ -219,33 +217,3 @@ class _Recorder:
                     rows = rows.filter(attempts=self.lease.attempt)
                 rows.update(progress=F("progress") + len(self.pending))
             self.pending = []
-
-
-@contextlib.contextmanager
-def _build_lock(target: Path) -> Iterator[None]:
-    # A kernel lock: released when its process dies, so a killed build never blocks a retry.
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise DomainError(gettext("This release is being built by another process.")) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _sweep(target: Path, release: Release) -> None:
-    """Remove what killed builds of this release left behind (we hold its lock)."""
-    for stale in target.parent.glob(f".{target.name}{export.TEMP_MARK}*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    manifest = target / "manifest.json"
-    if not manifest.exists():
-        return
-    with contextlib.suppress(ValueError, OSError):
-        found = json.loads(manifest.read_text(encoding="utf-8"))
-        # Killed between the rename and the database update: the folder is this very release,
-        # never recorded as published, so it is rebuilt rather than trusted.
-        if (found.get("name"), found.get("version")) == (release.name, release.version):
-            shutil.rmtree(target)

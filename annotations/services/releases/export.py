@@ -6,64 +6,36 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from django.core.files.storage import FileSystemStorage, default_storage
 from django.utils.translation import gettext
-from pybase64 import b64encode
 
-from annotations.formats import stream
+from annotations.formats import stream, taskfiles
 from annotations.formats.coco import write_coco
+from annotations.formats.release_json import json_item
+from annotations.formats.release_layout import (
+    FORMULA_LISTED,
+    REPORT_COLUMNS,
+    TEMP_MARK,
+    ExportOptions,
+    ExportResult,
+)
 from annotations.formats.stream import HashingFile, JsonItems, TsvWriter
-from annotations.models import Benchmark, BoxLabel, ItemKind
+from annotations.models import COLUMN_FIELDS, Benchmark, BoxLabel, ItemKind
 from annotations.selectors import release_rows as rows
 from annotations.selectors.release_rows import ImageRef, ItemRow
 from annotations.services.errors import DomainError
-from annotations.services.imports import COLUMN_FIELDS
-from annotations.services.pair_export import pair_tsv_fields
-from annotations.services.releases.provenance import ChunkProvenance, json_item
+from annotations.services.pair_export import PAIR_TSV_COLUMNS, pair_json_fields, pair_tsv_fields
+from annotations.services.releases.provenance import ChunkProvenance
 from annotations.services.releases.selection import (
-    REPORT_COLUMNS,
     check_label_sets,
     check_release_name,
     clean_filters,
     release_items,
-    tsv_columns,
 )
 from annotations.services.releases.taskfiles import TaskFiles, as_choice
-
-PART_BYTES = 1 << 30  # VLMEvalKit moves a TSV over 1 GB to its local layout; we split there too
-TEMP_MARK = ".partial-"
-
-
-@dataclass(frozen=True)
-class ExportOptions:
-    """What an export writes: the defaults are a plain snapshot, `release()` a versioned release."""
-
-    report_columns: bool = False  # the family's category / l2-category and taxonomy columns
-    local_layout: bool | None = False  # NAME_local.tsv + images/; None: past part_bytes
-    coco: bool = False
-    withhold_split: str = ""  # to NAME_test.tsv, its answers to NAME_test_answers.json
-    part_bytes: int | None = None  # NAME.tsv is also written in parts of about this size
-    version: str = ""
-
-    @classmethod
-    def release(cls, *, version="", withhold_split="", part_bytes=PART_BYTES, local_layout=None):
-        return cls(True, local_layout, True, withhold_split, part_bytes, version)
-
-
-@dataclass
-class ExportResult:
-    folder: Path
-    item_count: int
-    manifest: dict
-    formula_cells: dict  # {"total": n, "cells": [[index, column, text], ...]} (the first ones)
-
-
-FORMULA_LISTED = 100
 
 
 def release_export(
@@ -114,15 +86,19 @@ class _Export:
         )
         self.label_sets = benchmark.label_sets or {}
         letters = check_label_sets(self.label_sets, self.items) if "label" in self.kinds else 0
-        self.columns = tsv_columns(
-            benchmark, self.items, report=options.report_columns, letters=letters
+        self.columns = rows.tsv_columns(
+            benchmark,
+            self.items,
+            report=options.report_columns,
+            pair_columns=PAIR_TSV_COLUMNS,
+            letters=letters,
         )
         self.hidden = rows.withheld_box_targets(self.items, options.withhold_split)
         self.text_cells = stream.TextCells(
             self.columns, COLUMN_FIELDS, self.report, pair_tsv_fields
         )
         self.shared = rows.shared_image_ids(self.items)
-        self.images = _Images()
+        self.images = rows.ReleaseImages()
         self.files: list[HashingFile] = []
         self.counts: dict[str, Counter] = {"category": Counter(), "split": Counter()}
         self.l2 = Counter()
@@ -205,7 +181,10 @@ class _Export:
                     self._write_rows(item, refs, withhold)
                 else:
                     self.tasks.write(item, refs, withhold)
-                self.json.write(json_item(item, refs, provenance, withhold=withhold))
+                data = json_item(
+                    item, refs, provenance, withhold=withhold, pair_fields=pair_json_fields
+                )
+                self.json.write(data)
             if on_chunk:
                 on_chunk([(item.id, item.version) for item in chunk])
             if progress:
@@ -316,88 +295,13 @@ class _Export:
             layout["coco"] = f"{name}_coco.json"
         if set(self.kinds) - {ItemKind.MCQ}:
             layout["tsv_rows"] = self.main.rows
-            layout.update(self.tasks.layout() if self.tasks else {})
+            layout.update(taskfiles.task_layout(name, self.tasks) if self.tasks else {})
         return layout
-
-
-class _Images:
-    """Image bytes as a release writes them: stored JPEG/PNG as they are, other formats as PNG
-    (converted once while reused nearby), and the local layout's images/ folder."""
-
-    CONVERTED = 256
-
-    def __init__(self) -> None:
-        local = isinstance(default_storage, FileSystemStorage)
-        self.root = os.path.join(default_storage.location, "") if local else None
-        self.converted: OrderedDict[int, bytes] = OrderedDict()
-        self.files_placed = self.bytes_placed = 0
-
-    def row(self, refs: list[ImageRef]) -> Callable[[int], bytes]:
-        """base64 by image id for one row, each image read once whichever files take it."""
-        by_id = {ref.id: ref for ref in refs}
-        done: dict[int, bytes] = {}
-
-        def base64(key: int) -> bytes:
-            if key not in done:
-                done[key] = b64encode(self.data(by_id[key]))
-            return done[key]
-
-        return base64
-
-    def data(self, ref: ImageRef) -> bytes:
-        if ref.format in stream.PASS_THROUGH:
-            return self._stored(ref)
-        if ref.id not in self.converted:
-            from annotations.imaging.images import encode_for_vlmeval
-
-            self.converted[ref.id] = encode_for_vlmeval(self._stored(ref))
-            if len(self.converted) > self.CONVERTED:
-                self.converted.popitem(last=False)
-        self.converted.move_to_end(ref.id)
-        return self.converted[ref.id]
-
-    def _stored(self, ref: ImageRef) -> bytes:
-        if self.root is None:
-            with default_storage.open(ref.file, "rb") as handle:
-                return handle.read()
-        path = self.root + ref.file
-        with open(path, "rb") as handle:
-            data = handle.read()
-        # A stored image is named by its hash and never rewritten: another size is damage.
-        if len(data) != ref.size:
-            raise OSError(f"{path} holds {len(data)} bytes, not the {ref.size} its record says")
-        return data
-
-    def place(self, folder: Path, ref: ImageRef) -> str:
-        """Put the image into `folder` once, named by its sha256; return the name."""
-        name = stream.image_file_name(ref.sha256, ref.format)
-        target = folder / name
-        if target.exists():
-            return name
-        if self.root is not None and ref.format in stream.PASS_THROUGH:
-            try:
-                os.link(self.root + ref.file, target)  # stored images are never rewritten
-            except OSError:
-                shutil.copyfile(self.root + ref.file, target)
-            size = ref.size
-        else:
-            data = self.data(ref)
-            target.write_bytes(data)
-            size = len(data)
-        self.files_placed += 1
-        self.bytes_placed += size
-        return name
 
 
 def _write_coco(out: HashingFile, items, hidden: list[dict]) -> None:
     """NAME_coco.json: the 2D boxes on the release's images, without rejected or withdrawn ones
     nor the targets of withheld localization items."""
     images, boxes = rows.coco_rows(items)
-    secret = {(t.get("label"), tuple(t["box"])) for t in hidden if isinstance(t.get("box"), list)}
-    shown = (
-        box
-        for box in boxes
-        if (box["label"], (box["x"], box["y"], box["x"] + box["width"], box["y"] + box["height"]))
-        not in secret
-    )
+    shown = taskfiles.coco_without_targets(boxes, taskfiles.hidden_keys(hidden)[0])
     write_coco(out, images, shown, [label for label, _ in BoxLabel.choices])
