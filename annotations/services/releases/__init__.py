@@ -1,6 +1,7 @@
-"""Releases: `selection` (items, columns, names) → `export` (one pass; rows from
-`selectors.release_rows`, NAME.json items from `provenance`, files from `formats.stream`) →
-`build` (the Release row: create, build under a lease, fail, retry)."""
+"""Releases: `selection` (items, names, label sets) → `export` (one pass; rows and columns from
+`selectors.release_rows`, NAME.json items from `provenance` + `formats.release_json`, the task
+files from `taskfiles`, files from `formats.stream`) → `build` (the Release row: create, build
+under a lease, fail, retry)."""
 
 from __future__ import annotations
 

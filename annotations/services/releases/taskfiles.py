@@ -17,7 +17,6 @@ from annotations.models import BoxLabel, ItemKind
 from annotations.selectors import release_rows as rows
 from annotations.selectors.release_rows import ImageRef, ItemRow
 from annotations.services.errors import DomainError
-from annotations.services.runs.tasks import CT_WINDOW, report_kind
 
 
 def as_choice(item: ItemRow, label_sets: dict) -> ItemRow:
@@ -42,7 +41,10 @@ class TaskFiles:
     columns and the formula-cell notes)."""
 
     def __init__(self, export, kinds: dict[str, dict[str, int]]) -> None:
-        self.export, self.cases = export, {}
+        # What runs show a model (Gastric-X only: the runs' imports are paid where needed).
+        from annotations.services.runs.tasks import report_kind
+
+        self.export, self.cases, self.report_kind = export, {}, report_kind
         self.report_tsv = self.report_test = self.localization = self.retrieval = None
         if opened := kinds.get(ItemKind.OPEN):
             columns = taskfiles.report_columns(
@@ -70,7 +72,7 @@ class TaskFiles:
             category, l2 = self.export.report_values(item)
             cells = taskfiles.report_cells(item, category, l2)
             self.export.note_formulas(item, cells)
-            pictures = taskfiles.report_pictures(report_kind(item), case, refs)
+            pictures = taskfiles.report_pictures(self.report_kind(item), case, refs)
             out = self.report_test if withhold else self.report_tsv
             out.write(cells, item.source_index, list(pictures), self._base64(pictures, case))
             answer["answer"] = item.reference
@@ -84,7 +86,7 @@ class TaskFiles:
             self.retrieval.case(case.code, taskfiles.case_images(case))
             self.retrieval.pair(
                 index=item.source_index, case_id=None if withhold else case.code,
-                kind=report_kind(item), report=item.reference, split=item.split,
+                kind=self.report_kind(item), report=item.reference, split=item.split,
             )  # fmt: skip
             answer["case_id"] = case.code
         if withhold:
@@ -138,6 +140,7 @@ class TaskFiles:
 def _slice_png(case_code: str, volume: rows.VolumeRow, z: int) -> bytes:
     from annotations.imaging.window import render_slice_png
     from annotations.selectors.cases import memmaps
+    from annotations.services.runs.tasks import CT_WINDOW
 
     try:
         voxels = memmaps.get(Path(settings.MEDIA_ROOT) / volume.cache_path)
