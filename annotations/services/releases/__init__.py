@@ -5,6 +5,7 @@ under a lease, fail, retry)."""
 
 from __future__ import annotations
 
+from annotations.formats.release_layout import PART_BYTES, ExportOptions
 from annotations.services.releases.build import (
     WITHHOLD_KEY,
     release_build,
@@ -15,7 +16,7 @@ from annotations.services.releases.build import (
     release_selection,
     release_start,
 )
-from annotations.services.releases.export import PART_BYTES, ExportOptions, release_export
+from annotations.services.releases.export import release_export
 from annotations.services.releases.selection import FILTER_FIELDS, check_release_name, release_items
 
 __all__ = [

@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotations.formats import stream
+from annotations.formats.release_layout import PART_BYTES, TEMP_MARK, ExportOptions
 from annotations.models import Benchmark, Release, ReleaseItem, ReleaseStatus
 from annotations.services.errors import DomainError
 from annotations.services.recovery import Lease, LeaseLost, heartbeat, lease_claim, lease_update
@@ -98,7 +99,7 @@ def release_build(
     *,
     release: Release,
     progress: Callable[[int], None] | None = None,
-    part_bytes: int | None = export.PART_BYTES,
+    part_bytes: int | None = PART_BYTES,
     local_layout: bool | None = None,
     claimable: tuple[str, ...] = (
         "queued",
@@ -121,11 +122,11 @@ def release_build(
 
 
 def _build(release: Release, target: Path, lease: Lease, progress, part_bytes, local_layout):
-    stream.sweep_build(target, export.TEMP_MARK, (release.name, release.version))
+    stream.sweep_build(target, TEMP_MARK, (release.name, release.version))
     ReleaseItem.objects.filter(release=release).delete()
     filters, withhold = release_selection(release)
     recorder = _Recorder(release.pk, lease)
-    options = export.ExportOptions.release(
+    options = ExportOptions.release(
         version=release.version,
         withhold_split=withhold,
         part_bytes=part_bytes,
