@@ -281,7 +281,7 @@ def test_a_withheld_split_leaves_no_answer_of_any_kind_in_the_public_files(made,
         a["index"]: a
         for a in json.loads((folder / "GxTasks_test_answers.json").read_text())["answers"]
     }
-    assert answers[label.source_index]["answer"] == "C"  # T3 of T1..T4
+    assert answers[label.source_index]["answer"] == "B"  # T2 of T1..T4
     assert answers[report.source_index]["answer"] == REPORTS[0][0]
     assert answers[pair.source_index]["case_id"] == "GX-1"
     assert answers[ct_item.source_index]["box_3d"]["voxel"] == VOXEL_TRUTH
