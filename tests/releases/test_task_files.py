@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from django.urls import reverse
 
 from annotations.formats import taskfiles
 from annotations.imaging.window import render_slice_png
-from annotations.models import Box, Image, Item, Volume
+from annotations.models import Box, Image, Item, ItemImage, Volume
 from annotations.selectors.cases import volume_voxels
 from annotations.services.errors import DomainError
 from annotations.services.releases import (
@@ -25,7 +26,7 @@ from annotations.services.releases import (
     release_export,
 )
 from annotations.services.runs.tasks import CT_WINDOW
-from tests.factories import make_item
+from tests.factories import make_item, make_personas
 from tests.releases.helpers import edit
 from tests.releases.reference import folder_hashes
 from tests.runs.gastric_tasks import (
@@ -244,6 +245,11 @@ def test_a_withheld_split_leaves_no_answer_of_any_kind_in_the_public_files(made,
     x0, y0, z0, x1, y1, z1 = VOXEL_TRUTH  # the target also drawn as a box of the case
     Box.objects.create(volume=volume, label="tumor", x0=x0, y0=y0, z0=z0, x1=x1, y1=y1, z1=z1)
     Box.objects.create(volume=volume, label="stomach", x0=1, y0=1, z0=0, x1=40, y1=30, z1=9)
+    left, top, right, bottom = ENDOSCOPY_TRUTH  # and on the endoscopy image
+    photo = endoscopy_item.case.endoscopy_image
+    Box.objects.create(image=photo, label="tumor", x0=left, y0=top, x1=right, y1=bottom)
+    Box.objects.create(image=photo, label="lesion", x0=1, y0=1, x1=3, y1=3)
+    ItemImage.objects.create(item=made.items["vqa"][0], image=photo, position=1)
     folder = tmp_path / "r"
     manifest = export(made, folder, withhold_split="test").manifest
 
@@ -260,6 +266,9 @@ def test_a_withheld_split_leaves_no_answer_of_any_kind_in_the_public_files(made,
         boxes = [b["voxel"] for block in item["volumes"] for b in block["boxes"]]
         assert VOXEL_TRUTH not in boxes
     assert [1, 1, 0, 40, 30, 9] in [b["voxel"] for b in items[1]["volumes"][0]["boxes"]]
+    assert [b["pixels"] for b in items[1]["boxes"]] == [[1, 1, 3, 3]]
+    coco = json.loads(text["GxTasks_coco.json"])
+    assert [a["bbox"] for a in coco["annotations"]] == [[1, 1, 2, 2]]
     localization = json.loads(text["GxTasks_localization.json"])
     assert localization["boxes_3d"] == [] and localization["annotations"] == []
     assert {i["index"] for i in localization["items"]} == {
@@ -313,13 +322,21 @@ def test_a_label_outside_its_set_or_a_missing_set_is_refused(made, tmp_path):
         release_create(benchmark=benchmark, name="GxTasks", version="1.0")
 
 
-def test_a_release_of_every_kind_is_built_and_published(made, tmp_path, settings):
+def test_a_published_release_shows_and_serves_every_task_file(made, tmp_path, settings, client):
     settings.RELEASES_ROOT = str(tmp_path / "releases")
     release = release_create(benchmark=made.benchmark, name="GxTasks", version="2.0")
     release = release_build(release=release)
-
     assert release.status == "published", release.error
-    assert release.item_count == 13 and "GxTasks_retrieval.json" in release.manifest["files"]
+    assert release.item_count == 13
+    client.force_login(make_personas()["curator"])
+
+    page = client.get(reverse("release", args=[release.pk])).content.decode()
+    for name in ("_report.tsv", "_localization.json", "_retrieval.json"):
+        assert f"<code>GxTasks{name}</code>" in page
+        served = client.get(reverse("release-file", args=[release.pk, f"GxTasks{name}"]))
+        data = b"".join(served.streaming_content)
+        assert hashlib.md5(data).hexdigest() == release.manifest["files"][f"GxTasks{name}"]["md5"]
+    assert "By kind of item" in page
 
 
 def test_label_choice_letters_the_set_in_its_order():
