@@ -18,6 +18,7 @@ from annotations.formats import taskfiles
 from annotations.imaging.window import render_slice_png
 from annotations.models import Box, Image, Item, ItemImage, Volume
 from annotations.selectors.cases import volume_voxels
+from annotations.services.cases import gastricx_import
 from annotations.services.errors import DomainError
 from annotations.services.releases import (
     ExportOptions,
@@ -26,6 +27,7 @@ from annotations.services.releases import (
     release_export,
 )
 from annotations.services.runs.tasks import CT_WINDOW
+from tests.cases.builders import SMALL_GEOMETRY, write_case
 from tests.factories import make_item, make_personas
 from tests.releases.helpers import edit
 from tests.releases.reference import folder_hashes
@@ -344,3 +346,38 @@ def test_label_choice_letters_the_set_in_its_order():
     with pytest.raises(taskfiles.LabelSetError) as error:
         taskfiles.label_choice(list(string.ascii_letters[:27]), "a", "x")
     assert error.value.problem == "too_many"
+
+
+def test_an_imported_gastricx_case_is_released_per_task(tmp_path, settings, people):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    write_case(tmp_path / "cases", "GX-IMP", phases=SMALL_GEOMETRY)
+    benchmark = gastricx_import(path=tmp_path / "cases", name="gx-imp", user=people["curator"])
+    Item.objects.filter(benchmark=benchmark).update(status="agreed")
+
+    manifest = release_export(benchmark=benchmark, out_dir=tmp_path / "r").manifest
+
+    folder = tmp_path / "r"
+    frame = pd.read_csv(folder / "gx-imp.tsv", sep="\t").set_index("index")
+    t_item = Item.objects.get(benchmark=benchmark, kind="label", target__field="t")
+    row = frame.loc[t_item.source_index]
+    assert [row[c] for c in string.ascii_uppercase[:11]] == benchmark.label_sets["t"]
+    assert row[row["answer"]] == "T3"  # the case is T3N1M0
+    assert len(frame) == 2 + 4  # two VQA items, four classification items
+    reports = pd.read_csv(folder / "gx-imp_report.tsv", sep="\t").set_index("index")
+    ct_report = Item.objects.get(benchmark=benchmark, kind="open", target__report="ct")
+    expected = [
+        render_slice_png(volume_voxels(volume), volume.size_z // 2, *CT_WINDOW)
+        for phase in ("arterial", "venous", "delayed")  # the phases in their clinical order
+        for volume in Volume.objects.filter(case__benchmark=benchmark, phase=phase)
+    ]
+    assert images_of(reports.loc[ct_report.source_index, "image"]) == expected
+    assert len(expected) == 3
+    localization = json.loads((folder / "gx-imp_localization.json").read_text())
+    venous = Volume.objects.get(case__benchmark=benchmark, phase="venous")
+    (box,) = localization["boxes_3d"]
+    assert box["voxel"] == [10, 12, 2, 30, 40, 6]
+    sx, sy, sz = venous.spacing  # identity direction: origin + index × spacing
+    ox, oy, oz = venous.origin
+    assert box["mm"][0] == pytest.approx([ox + 10 * sx, oy + 12 * sy, oz + 2 * sz])
+    assert box["mm"][1] == pytest.approx([ox + 29 * sx, oy + 39 * sy, oz + 5 * sz])
+    assert manifest["layout"]["retrieval"]["pairs"] == 3
