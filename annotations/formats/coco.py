@@ -13,19 +13,23 @@ def write_coco(
     images: Iterable[Mapping[str, Any]],
     boxes: Iterable[Mapping[str, Any]],
     categories: list[str],
+    *,
+    header: Mapping[str, Any] | None = None,
+    sections: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
 ) -> None:
     """Stream a COCO file: `{"categories": [...], "images": [...], "annotations": [...]}`.
 
     `images`: `{"id": int, "file_name": str, "width": int, "height": int}` (other
     keys are kept). `boxes`: `{"image_id": int, "label": <one of categories>,
     "x": float, "y": float, "width": float, "height": float}` in pixels of that
-    image, optional `"score"`. Category ids are 1-based positions in `categories`;
+    image, optional `"score"` and `"item_index"`. Category ids are 1-based positions in `categories`;
     annotation ids number the boxes from 1. Raises ValueError for a box on an
-    unknown image, with an unknown label, empty, or outside its image.
+    unknown image, with an unknown label, empty, or outside its image. `header` keys are
+    written first, then `sections` (lists of objects, one a line) after the annotations.
     """
     category_ids = _category_ids(categories)
     write = text_writer(out)
-    write('{"categories":[')
+    write("{" + (dumps_canonical(dict(header))[1:-1] + "," if header else "") + '"categories":[')
     write(
         ",".join(dumps_canonical(_category(name, number)) for name, number in category_ids.items())
     )
@@ -38,6 +42,10 @@ def write_coco(
     for number, box in enumerate(boxes, start=1):
         annotation = _annotation(number, box, sizes, category_ids)
         write(("\n," if number > 1 else "\n") + dumps_canonical(annotation))
+    for name, entries in (sections or {}).items():
+        write(f'\n],\n"{name}":[')
+        for number, entry in enumerate(entries):
+            write(("\n," if number else "\n") + dumps_canonical(dict(entry)))
     write("\n]}\n")
 
 
@@ -85,6 +93,7 @@ def _annotation(
         "area": width * height,
         "iscrowd": 0,
     }
-    if box.get("score") is not None:
-        annotation["score"] = box["score"]
+    for key in ("score", "item_index"):
+        if box.get(key) is not None:
+            annotation[key] = box[key]
     return annotation

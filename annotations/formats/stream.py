@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
-from collections.abc import Callable, Hashable, Mapping, Sequence
+import shutil
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -105,7 +108,7 @@ class TsvWriter:
     An image shown again is written as the index of the first row of this file that holds it
     (VLMEvalKit's reuse reference); several images as a Python list literal of base64 strings.
     Only `shared` images (None: every image) are remembered, so memory grows with the images
-    several rows show, not with the file.
+    several rows show, not with the file. `lists`: one image too is written as a list literal.
     """
 
     def __init__(
@@ -115,8 +118,9 @@ class TsvWriter:
         *,
         shared: set[Hashable] | None = None,
         image_column: str = "image",
+        lists: bool = False,
     ) -> None:
-        self.out, self.columns, self.rows = out, list(columns), 0
+        self.out, self.columns, self.rows, self._lists = out, list(columns), 0, lists
         self._shared = shared
         self._seen: dict[Hashable, int] = {}
         at = self.columns.index(image_column) if image_column in self.columns else None
@@ -146,7 +150,7 @@ class TsvWriter:
             raise ValueError(NUL_ERROR)
         assert base64 is not None
         write = self.out.write
-        if len(images) == 1:
+        if len(images) == 1 and not self._lists:
             write((head + '"').encode("utf-8"))
             write(base64(images[0]))
         else:
@@ -202,6 +206,24 @@ class JsonItems:
 def image_file_name(sha256: str, image_format: str) -> str:
     """An image's name in a release's images/ folder (and COCO file)."""
     return f"{sha256}.{EXTENSIONS.get(image_format, 'png')}"
+
+
+def place_image(
+    target: Path, source: str | None, size: int, data: Callable[[], bytes]
+) -> int | None:
+    """Put an image at `target` once: a hard link to `source` (a stored image, never rewritten)
+    of `size` bytes, or else `data()` written; its size, or None if it was there already."""
+    if target.exists():
+        return None
+    if source is not None:
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copyfile(source, target)
+        return size
+    written = data()
+    target.write_bytes(written)
+    return len(written)
 
 
 def local_columns(columns: Sequence[str]) -> list[str]:
@@ -285,3 +307,35 @@ def _cell_getter(column: str, column_fields: Mapping[str, str]) -> Callable[[Any
     if column in column_fields:
         return attrgetter(column_fields[column])
     return lambda item: item.extra.get(column, "")
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path, *, busy: Exception) -> Iterator[None]:
+    """Hold an exclusive kernel lock on `path` (raise `busy` if another process holds it):
+    released when its process dies, so a killed build never blocks a retry."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise busy from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def sweep_build(target: Path, temp_mark: str, release: tuple[str, str]) -> None:
+    """Remove what killed builds of `release` (name, version) left beside `target` (under its
+    lock): partial folders, and a folder renamed into place but never recorded as published."""
+    for stale in target.parent.glob(f".{target.name}{temp_mark}*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    manifest = target / "manifest.json"
+    if not manifest.exists():
+        return
+    with contextlib.suppress(ValueError, OSError):
+        found = json.loads(manifest.read_text(encoding="utf-8"))
+        # Killed between the rename and the database update: the folder is this very release,
+        # never recorded as published, so it is rebuilt rather than trusted.
+        if (found.get("name"), found.get("version")) == release:
+            shutil.rmtree(target)

@@ -1,4 +1,5 @@
-"""Items read for a release as plain rows, a chunk at a time, with their images.
+"""Items read for a release as plain rows, a chunk at a time, with their images and cases,
+the header of NAME.tsv, and the stored image bytes a release writes.
 
 A model instance costs several times more than its row; `ItemRow` carries the fields a release
 writes and answers like an Item where the release (and `pair_export`) asks it to.
@@ -6,29 +7,39 @@ writes and answers like an Item where the release (and `pair_export`) asks it to
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Iterator
+import os
+from collections import Counter, OrderedDict, defaultdict
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from pathlib import Path
+from typing import Any, NamedTuple
 
-from django.db.models import Count, QuerySet, Sum
+from django.core.files.storage import FileSystemStorage, default_storage
+from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.sql.constants import MULTI
+from pybase64 import b64encode
 
+from annotations.formats import stream
 from annotations.formats.jsonexport import loads_strict
+from annotations.formats.release_layout import DEFAULT_COLUMNS, REPORT_COLUMNS, header
 from annotations.formats.stream import image_file_name
 from annotations.models import (
+    COLUMN_FIELDS,
     TAXONOMY_FIELDS,
     Adjudication,
     Benchmark,
     Box,
+    Case,
     Image,
     Item,
     ItemImage,
     ItemRevision,
     Review,
+    Volume,
 )
 
 CHUNK = 1000
+_FIELD_COLUMNS = {field: column for column, field in COLUMN_FIELDS.items()}
 
 _FIELDS = (
     "id",
@@ -47,11 +58,16 @@ _FIELDS = (
     "status",
     "version",
     "case_id",
+    "kind",
+    "reference",
+    "target",
 )
 
 
 # The JSON columns, by position in a row of _FIELDS: decoded here, not by Django's converters.
-_JSON_POSITIONS = tuple(_FIELDS.index(name) for name in ("options", "extra", "degradation_params"))
+_JSON_POSITIONS = tuple(
+    _FIELDS.index(name) for name in ("options", "extra", "degradation_params", "target")
+)
 
 
 def raw_rows(queryset: QuerySet) -> list[tuple]:
@@ -84,6 +100,8 @@ class ImageRef(NamedTuple):
     format: str
     sha256: str
     size: int
+    width: int
+    height: int
 
 
 class _Twin(NamedTuple):
@@ -116,6 +134,9 @@ class ItemRow:
     status: str
     version: int
     case_id: int | None
+    kind: str
+    reference: str
+    target: Any
     case_code: str | None
     twin_index: int | None
     benchmark: Benchmark
@@ -176,6 +197,8 @@ def chunk_images(chunk_ids: QuerySet[Item]) -> dict[int, list[ImageRef]]:
             "image__format",
             "image__sha256",
             "image__size_bytes",
+            "image__width",
+            "image__height",
         )
     )
     for item_id, *image in raw_rows(rows):
@@ -304,3 +327,171 @@ def images_bytes(items: QuerySet[Item]) -> int:
     """The stored size of the distinct images the items show."""
     image_ids = ItemImage.objects.filter(item__in=items).values("image_id")
     return Image.objects.filter(id__in=image_ids).aggregate(n=Sum("size_bytes"))["n"] or 0
+
+
+class VolumeRow(NamedTuple):
+    id: int
+    phase: str
+    size_x: int
+    size_y: int
+    size_z: int
+    spacing: list
+    origin: list
+    direction: list
+    series_uid: str
+    cache_path: str
+
+
+class CaseSide(NamedTuple):
+    """A Gastric-X case as the task files show it: its endoscopy image and CT phases."""
+
+    code: str
+    endoscopy: ImageRef | None
+    volumes: list[VolumeRow]  # in phase order
+
+    def volume(self, phase: object) -> VolumeRow | None:
+        return next((volume for volume in self.volumes if volume.phase == phase), None)
+
+
+def chunk_cases(case_ids: set[int]) -> dict[int, CaseSide]:
+    """The cases of a chunk's task items with their endoscopy image and volumes (two queries)."""
+    if not case_ids:
+        return {}
+    from annotations.selectors.cases import PHASE_ORDER  # (loads the CT stack: Gastric-X only)
+
+    volumes: dict[int, list[VolumeRow]] = defaultdict(list)
+    rows = Volume.objects.filter(case_id__in=case_ids).values_list("case_id", *VolumeRow._fields)
+    for case_id, *volume in rows:
+        volumes[case_id].append(VolumeRow(*volume))
+    found = {}
+    cases = Case.objects.filter(pk__in=case_ids).values_list(
+        "pk", "case_id", "endoscopy_image_id", "endoscopy_image__file", "endoscopy_image__format",
+        "endoscopy_image__sha256", "endoscopy_image__size_bytes", "endoscopy_image__width",
+        "endoscopy_image__height",
+    )  # fmt: skip
+    for pk, code, image_id, *image in cases:
+        ordered = sorted(volumes[pk], key=lambda v: PHASE_ORDER.index(v.phase))
+        endoscopy = ImageRef(image_id, *image) if image_id else None
+        found[pk] = CaseSide(code, endoscopy, ordered)
+    return found
+
+
+def kind_counts(items: QuerySet[Item], l2_field: str) -> dict[str, dict[str, int]]:
+    """Per item kind: how many items, and how many have an l2-category and a split."""
+    rows = (
+        items.order_by()
+        .values("kind")
+        .annotate(
+            items=Count("pk"),
+            l2=Count("pk", filter=~Q(**{l2_field: ""})),
+            split=Count("pk", filter=~Q(split="")),
+        )
+    )
+    return {row.pop("kind"): row for row in rows}
+
+
+def withheld_box_targets(items: QuerySet[Item], split: str) -> list[dict]:
+    """The targets of the localization items of a withheld split (hidden from public files)."""
+    if not split:
+        return []
+    targets = items.filter(kind="box", split=split).values_list("case_id", "target")
+    return [{**(target or {}), "case": case_id} for case_id, target in targets]
+
+
+def fields_with_values(items: QuerySet[Item]) -> set[str]:
+    """The taxonomy and pair fields that hold a value in at least one item (one query)."""
+    fields = (*TAXONOMY_FIELDS, "degradation_type", "degradation_severity")
+    counts = items.order_by().aggregate(
+        **{f: Count("pk", filter=~Q(**{f: ""})) for f in fields},
+        clean_twin_id=Count("clean_twin_id"),
+    )
+    return {name for name, count in counts.items() if count}
+
+
+def tsv_columns(
+    benchmark: Benchmark,
+    items: QuerySet[Item],
+    *,
+    report: bool,
+    pair_columns: Sequence[str] = (),
+    letters: int = 0,
+) -> list[str]:
+    """NAME.tsv's header: the imported columns in file order (with option columns up to
+    `letters` options), then (for a release) the report, taxonomy and pair columns it lacks."""
+    columns = list(benchmark.columns) if benchmark.columns else list(DEFAULT_COLUMNS)
+    if not report:
+        return header(columns, (), letters)
+    present = fields_with_values(items)
+    wanted = ["category"]
+    if REPORT_COLUMNS[benchmark.family].l2_category in present or "l2-category" in columns:
+        wanted.append("l2-category")
+    wanted += [_FIELD_COLUMNS.get(f, f) for f in TAXONOMY_FIELDS if f in present]
+    if present & {"clean_twin_id", "degradation_type", "degradation_severity"}:
+        wanted += pair_columns
+    return header(columns, wanted, letters)
+
+
+def label_fields(items: QuerySet[Item]) -> list[str]:
+    """The label sets the classification items ask for (a target without a field: "label")."""
+    fields = items.filter(kind="label").order_by().values_list("target__field", flat=True)
+    return sorted({str(value or "label") for value in fields.distinct()})
+
+
+class ReleaseImages:
+    """Image bytes as a release writes them: stored JPEG/PNG as they are, other formats as PNG
+    (converted once while reused nearby); `place` files one into the local layout's images/."""
+
+    CONVERTED = 256
+
+    def __init__(self) -> None:
+        local = isinstance(default_storage, FileSystemStorage)
+        self.root = os.path.join(default_storage.location, "") if local else None
+        self.converted: OrderedDict[int, bytes] = OrderedDict()
+        self.files_placed = self.bytes_placed = 0
+
+    def row(self, refs: list[ImageRef]) -> Callable[[int], bytes]:
+        """base64 by image id for one row, each image read once whichever files take it."""
+        by_id = {ref.id: ref for ref in refs}
+        done: dict[int, bytes] = {}
+
+        def base64(key: int) -> bytes:
+            if key not in done:
+                done[key] = b64encode(self.data(by_id[key]))
+            return done[key]
+
+        return base64
+
+    def data(self, ref: ImageRef) -> bytes:
+        if ref.format in stream.PASS_THROUGH:
+            return self._stored(ref)
+        if ref.id not in self.converted:
+            from annotations.imaging.images import encode_for_vlmeval
+
+            self.converted[ref.id] = encode_for_vlmeval(self._stored(ref))
+            if len(self.converted) > self.CONVERTED:
+                self.converted.popitem(last=False)
+        self.converted.move_to_end(ref.id)
+        return self.converted[ref.id]
+
+    def _stored(self, ref: ImageRef) -> bytes:
+        if self.root is None:
+            with default_storage.open(ref.file, "rb") as handle:
+                return handle.read()
+        path = self.root + ref.file
+        with open(path, "rb") as handle:
+            data = handle.read()
+        # A stored image is named by its hash and never rewritten: another size is damage.
+        if len(data) != ref.size:
+            raise OSError(f"{path} holds {len(data)} bytes, not the {ref.size} its record says")
+        return data
+
+    def place(self, folder: Path, ref: ImageRef) -> str:
+        """Put the image into `folder` once, named by its sha256; return the name."""
+        name = stream.image_file_name(ref.sha256, ref.format)
+        linkable = self.root is not None and ref.format in stream.PASS_THROUGH
+        source = self.root + ref.file if linkable else None  # type: ignore[operator]
+        size = stream.place_image(folder / name, source, ref.size, lambda: self.data(ref))
+        if size is not None:
+            self.files_placed += 1
+            self.bytes_placed += size
+        return name

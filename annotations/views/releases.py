@@ -95,11 +95,13 @@ def release_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _charts(counts: dict) -> list[dict]:
-    """The bar charts of the page (drawn as inline SVG): counts by category, l2-category, split."""
+    """The bar charts of the page (drawn as inline SVG): counts by category, l2-category, split
+    and, for a release with other kinds than multiple choice, by kind."""
     titles = {
         "category": _("By category"),
         "l2-category": _("By l2-category"),
         "split": _("By split"),
+        "kind": _("By kind of item"),
     }
     return count_charts(counts, titles)
 

@@ -3,12 +3,8 @@ a building or failed one is rebuilt from scratch into a fresh partial folder, un
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
-import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -17,11 +13,18 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from annotations.formats import stream
+from annotations.formats.release_layout import PART_BYTES, TEMP_MARK, ExportOptions
 from annotations.models import Benchmark, Release, ReleaseItem, ReleaseStatus
 from annotations.services.errors import DomainError
 from annotations.services.recovery import Lease, LeaseLost, heartbeat, lease_claim, lease_update
 from annotations.services.releases import export
-from annotations.services.releases.selection import check_release_name, clean_filters, release_items
+from annotations.services.releases.selection import (
+    check_label_sets,
+    check_release_name,
+    clean_filters,
+    release_items,
+)
 
 RECORD_SECONDS = 1.0  # how often a build records its rows and progress (`_Recorder`)
 RECORD_ROWS = 10_000
@@ -65,7 +68,9 @@ def release_create(
             )
             % {"name": name, "version": version}
         )
-    count = release_items(benchmark, include_all=include_all, filters=cleaned).count()
+    items = release_items(benchmark, include_all=include_all, filters=cleaned)
+    count = items.count()
+    check_label_sets(benchmark.label_sets or {}, items)
     if not count:
         raise DomainError(gettext("This selection holds no item: there is nothing to release."))
     return Release.objects.create(
@@ -94,7 +99,7 @@ def release_build(
     *,
     release: Release,
     progress: Callable[[int], None] | None = None,
-    part_bytes: int | None = export.PART_BYTES,
+    part_bytes: int | None = PART_BYTES,
     local_layout: bool | None = None,
     claimable: tuple[str, ...] = (
         "queued",
@@ -105,7 +110,8 @@ def release_build(
     """Build the files from scratch and publish them under a beating lease; a release not in
     `claimable` is left as it is. A failure marks it failed (and is raised)."""
     target = Path(release.path or release_folder(release.name, release.version))
-    with _build_lock(target):
+    busy = DomainError(gettext("This release is being built by another process."))
+    with stream.exclusive_lock(target.parent / f".{target.name}.lock", busy=busy):
         rows = Release.objects.filter(status__in=claimable)
         lease = lease_claim(rows, release.pk, status="building", error="", progress=0)
         if lease is not None:
@@ -116,11 +122,11 @@ def release_build(
 
 
 def _build(release: Release, target: Path, lease: Lease, progress, part_bytes, local_layout):
-    _sweep(target, release)
+    stream.sweep_build(target, TEMP_MARK, (release.name, release.version))
     ReleaseItem.objects.filter(release=release).delete()
     filters, withhold = release_selection(release)
     recorder = _Recorder(release.pk, lease)
-    options = export.ExportOptions.release(
+    options = ExportOptions.release(
         version=release.version,
         withhold_split=withhold,
         part_bytes=part_bytes,
@@ -212,33 +218,3 @@ class _Recorder:
                     rows = rows.filter(attempts=self.lease.attempt)
                 rows.update(progress=F("progress") + len(self.pending))
             self.pending = []
-
-
-@contextlib.contextmanager
-def _build_lock(target: Path) -> Iterator[None]:
-    # A kernel lock: released when its process dies, so a killed build never blocks a retry.
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise DomainError(gettext("This release is being built by another process.")) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _sweep(target: Path, release: Release) -> None:
-    """Remove what killed builds of this release left behind (we hold its lock)."""
-    for stale in target.parent.glob(f".{target.name}{export.TEMP_MARK}*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    manifest = target / "manifest.json"
-    if not manifest.exists():
-        return
-    with contextlib.suppress(ValueError, OSError):
-        found = json.loads(manifest.read_text(encoding="utf-8"))
-        # Killed between the rename and the database update: the folder is this very release,
-        # never recorded as published, so it is rebuilt rather than trusted.
-        if (found.get("name"), found.get("version")) == (release.name, release.version):
-            shutil.rmtree(target)

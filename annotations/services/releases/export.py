@@ -6,62 +6,36 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from django.core.files.storage import FileSystemStorage, default_storage
 from django.utils.translation import gettext
-from pybase64 import b64encode
 
-from annotations.formats import stream
+from annotations.formats import stream, taskfiles
 from annotations.formats.coco import write_coco
+from annotations.formats.release_json import json_item
+from annotations.formats.release_layout import (
+    FORMULA_LISTED,
+    REPORT_COLUMNS,
+    TEMP_MARK,
+    ExportOptions,
+    ExportResult,
+)
 from annotations.formats.stream import HashingFile, JsonItems, TsvWriter
-from annotations.models import Benchmark, BoxLabel
+from annotations.models import COLUMN_FIELDS, Benchmark, BoxLabel, ItemKind
 from annotations.selectors import release_rows as rows
 from annotations.selectors.release_rows import ImageRef, ItemRow
 from annotations.services.errors import DomainError
-from annotations.services.imports import COLUMN_FIELDS
-from annotations.services.pair_export import pair_tsv_fields
-from annotations.services.releases.provenance import ChunkProvenance, json_item
+from annotations.services.pair_export import PAIR_TSV_COLUMNS, pair_json_fields, pair_tsv_fields
+from annotations.services.releases.provenance import ChunkProvenance
 from annotations.services.releases.selection import (
-    REPORT_COLUMNS,
+    check_label_sets,
     check_release_name,
     clean_filters,
     release_items,
-    tsv_columns,
 )
-
-PART_BYTES = 1 << 30  # VLMEvalKit moves a TSV over 1 GB to its local layout; we split there too
-TEMP_MARK = ".partial-"
-
-
-@dataclass(frozen=True)
-class ExportOptions:
-    """What an export writes: the defaults are a plain snapshot, `release()` a versioned release."""
-
-    report_columns: bool = False  # the family's category / l2-category and taxonomy columns
-    local_layout: bool | None = False  # NAME_local.tsv + images/; None: past part_bytes
-    coco: bool = False
-    withhold_split: str = ""  # to NAME_test.tsv, its answers to NAME_test_answers.json
-    part_bytes: int | None = None  # NAME.tsv is also written in parts of about this size
-    version: str = ""
-
-    @classmethod
-    def release(cls, *, version="", withhold_split="", part_bytes=PART_BYTES, local_layout=None):
-        return cls(True, local_layout, True, withhold_split, part_bytes, version)
-
-
-@dataclass
-class ExportResult:
-    folder: Path
-    item_count: int
-    manifest: dict
-    formula_cells: dict  # {"total": n, "cells": [[index, column, text], ...]} (the first ones)
-
-
-FORMULA_LISTED = 100
+from annotations.services.releases.taskfiles import TaskFiles, as_choice
 
 
 def release_export(
@@ -106,13 +80,25 @@ class _Export:
         self.include_all, self.filters = include_all, filters
         self.options = options = options or ExportOptions()
         self.items = release_items(benchmark, include_all=include_all, filters=filters)
-        self.columns = tsv_columns(benchmark, self.items, report=options.report_columns)
         self.report = REPORT_COLUMNS[benchmark.family] if options.report_columns else None
+        self.kinds = rows.kind_counts(
+            self.items, self.report.l2_category if self.report else "l2_category"
+        )
+        self.label_sets = benchmark.label_sets or {}
+        letters = check_label_sets(self.label_sets, self.items) if "label" in self.kinds else 0
+        self.columns = rows.tsv_columns(
+            benchmark,
+            self.items,
+            report=options.report_columns,
+            pair_columns=PAIR_TSV_COLUMNS,
+            letters=letters,
+        )
+        self.hidden = rows.withheld_box_targets(self.items, options.withhold_split)
         self.text_cells = stream.TextCells(
             self.columns, COLUMN_FIELDS, self.report, pair_tsv_fields
         )
         self.shared = rows.shared_image_ids(self.items)
-        self.images = _Images()
+        self.images = rows.ReleaseImages()
         self.files: list[HashingFile] = []
         self.counts: dict[str, Counter] = {"category": Counter(), "split": Counter()}
         self.l2 = Counter()
@@ -121,7 +107,7 @@ class _Export:
         self.formula_cells: list[list] = []
         self.formula_total = 0
         self.parts: list[TsvWriter] = []
-        self.local = self.test = self.answers = None
+        self.local = self.test = self.answers = self.tasks = None
         # Base64 of every distinct image: about what NAME.tsv weighs.
         weight = rows.images_bytes(self.items) * 4 // 3
         large = bool(options.part_bytes) and weight > options.part_bytes
@@ -141,8 +127,10 @@ class _Export:
         try:
             self._open()
             self._walk(progress, on_chunk)
+            if self.tasks is not None:
+                self.tasks.close(self.header)
             if self.options.coco:
-                _write_coco(self._file("_coco.json"), self.items)
+                _write_coco(self._file("_coco.json"), self.items, self.hidden)
             for out in self.files:
                 out.close()
         except BaseException:
@@ -165,26 +153,38 @@ class _Export:
             self.answers = JsonItems(self._file("_test_answers.json"), header, "answers")
         if self.split_parts:
             self.parts.append(self._tsv("_part1", self.columns))
-        header = {
+        self.header = {
             "benchmark": self.benchmark.name,
             "family": self.benchmark.family,
             "name": self.name,
             "schema_version": stream.SCHEMA_VERSION,
             "version": self.options.version,
         }
-        self.json = JsonItems(self._file(".json"), header)
+        self.json = JsonItems(self._file(".json"), self.header)
+        if set(self.kinds) - {ItemKind.MCQ, ItemKind.LABEL}:
+            self.tasks = TaskFiles(self, self.kinds)
 
     def _walk(self, progress, on_chunk) -> None:
         withheld = self.options.withhold_split
         for chunk, chunk_ids in rows.item_chunks(self.items, self.benchmark):
             images = rows.chunk_images(chunk_ids)
-            provenance = ChunkProvenance(chunk, chunk_ids)
+            provenance = ChunkProvenance(chunk, chunk_ids, self.hidden)
             self._count(chunk)
+            if self.tasks is not None:
+                self.tasks.chunk(chunk)
             for item in chunk:
                 refs = images.get(item.id, [])
                 withhold = bool(withheld) and item.split == withheld
-                self._write_rows(item, refs, withhold)
-                self.json.write(json_item(item, refs, provenance, withhold=withhold))
+                if item.kind == ItemKind.LABEL:
+                    item = as_choice(item, self.label_sets)
+                if item.kind in (ItemKind.MCQ, ItemKind.LABEL):
+                    self._write_rows(item, refs, withhold)
+                else:
+                    self.tasks.write(item, refs, withhold)
+                data = json_item(
+                    item, refs, provenance, withhold=withhold, pair_fields=pair_json_fields
+                )
+                self.json.write(data)
             if on_chunk:
                 on_chunk([(item.id, item.version) for item in chunk])
             if progress:
@@ -193,12 +193,18 @@ class _Export:
         if self.answers is not None:
             self.answers.close()
 
-    def _write_rows(self, item: ItemRow, refs: list[ImageRef], withhold: bool) -> None:
-        cells = self.text_cells(item)
+    def note_formulas(self, item: ItemRow, cells: dict[str, str]) -> None:
         for column, text in stream.formula_cells(cells):
             self.formula_total += 1
             if len(self.formula_cells) < FORMULA_LISTED:
                 self.formula_cells.append([item.source_index, column, text[:80]])
+
+    def report_values(self, item: ItemRow) -> tuple[str, str]:
+        return self.report.values(item) if self.report else (item.category, item.l2_category)
+
+    def _write_rows(self, item: ItemRow, refs: list[ImageRef], withhold: bool) -> None:
+        cells = self.text_cells(item)
+        self.note_formulas(item, cells)
         keys = [ref.id for ref in refs]
         base64 = self.images.row(refs)
         names = [self.images.place(self.images_dir, ref) for ref in refs] if self.local else []
@@ -228,6 +234,8 @@ class _Export:
             self.counts["category"][category] += 1
             self.counts["split"][item.split] += 1
         self.items_sha256.update("".join(f"{i.source_index}:{i.version}\n" for i in chunk).encode())
+        if set(self.kinds) - {ItemKind.MCQ}:
+            self.counts.setdefault("kind", Counter()).update(item.kind for item in chunk)
 
     def _manifest(self) -> dict:
         counts = {key: dict(sorted(counter.items())) for key, counter in self.counts.items()}
@@ -285,78 +293,15 @@ class _Export:
             }
         if self.options.coco:
             layout["coco"] = f"{name}_coco.json"
+        if set(self.kinds) - {ItemKind.MCQ}:
+            layout["tsv_rows"] = self.main.rows
+            layout.update(taskfiles.task_layout(name, self.tasks) if self.tasks else {})
         return layout
 
 
-class _Images:
-    """Image bytes as a release writes them: stored JPEG/PNG as they are, other formats as PNG
-    (converted once while reused nearby), and the local layout's images/ folder."""
-
-    CONVERTED = 256
-
-    def __init__(self) -> None:
-        local = isinstance(default_storage, FileSystemStorage)
-        self.root = os.path.join(default_storage.location, "") if local else None
-        self.converted: OrderedDict[int, bytes] = OrderedDict()
-        self.files_placed = self.bytes_placed = 0
-
-    def row(self, refs: list[ImageRef]) -> Callable[[int], bytes]:
-        """base64 by image id for one row, each image read once whichever files take it."""
-        by_id = {ref.id: ref for ref in refs}
-        done: dict[int, bytes] = {}
-
-        def base64(key: int) -> bytes:
-            if key not in done:
-                done[key] = b64encode(self.data(by_id[key]))
-            return done[key]
-
-        return base64
-
-    def data(self, ref: ImageRef) -> bytes:
-        if ref.format in stream.PASS_THROUGH:
-            return self._stored(ref)
-        if ref.id not in self.converted:
-            from annotations.imaging.images import encode_for_vlmeval
-
-            self.converted[ref.id] = encode_for_vlmeval(self._stored(ref))
-            if len(self.converted) > self.CONVERTED:
-                self.converted.popitem(last=False)
-        self.converted.move_to_end(ref.id)
-        return self.converted[ref.id]
-
-    def _stored(self, ref: ImageRef) -> bytes:
-        if self.root is None:
-            with default_storage.open(ref.file, "rb") as handle:
-                return handle.read()
-        path = self.root + ref.file
-        with open(path, "rb") as handle:
-            data = handle.read()
-        # A stored image is named by its hash and never rewritten: another size is damage.
-        if len(data) != ref.size:
-            raise OSError(f"{path} holds {len(data)} bytes, not the {ref.size} its record says")
-        return data
-
-    def place(self, folder: Path, ref: ImageRef) -> str:
-        """Put the image into `folder` once, named by its sha256; return the name."""
-        name = stream.image_file_name(ref.sha256, ref.format)
-        target = folder / name
-        if target.exists():
-            return name
-        if self.root is not None and ref.format in stream.PASS_THROUGH:
-            try:
-                os.link(self.root + ref.file, target)  # stored images are never rewritten
-            except OSError:
-                shutil.copyfile(self.root + ref.file, target)
-            size = ref.size
-        else:
-            data = self.data(ref)
-            target.write_bytes(data)
-            size = len(data)
-        self.files_placed += 1
-        self.bytes_placed += size
-        return name
-
-
-def _write_coco(out: HashingFile, items) -> None:
-    """NAME_coco.json: the 2D boxes on the release's images, without rejected or withdrawn ones."""
-    write_coco(out, *rows.coco_rows(items), [label for label, _ in BoxLabel.choices])
+def _write_coco(out: HashingFile, items, hidden: list[dict]) -> None:
+    """NAME_coco.json: the 2D boxes on the release's images, without rejected or withdrawn ones
+    nor the targets of withheld localization items."""
+    images, boxes = rows.coco_rows(items)
+    shown = taskfiles.coco_without_targets(boxes, taskfiles.hidden_keys(hidden)[0])
+    write_coco(out, images, shown, [label for label, _ in BoxLabel.choices])

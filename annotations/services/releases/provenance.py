@@ -1,6 +1,6 @@
-"""The items of NAME.json with their provenance, read a chunk at a time: where an item came
-from and how it was decided, never who decided it (revisions, a summary of reviews, the
-adjudication, 2D boxes, a Gastric-X case's CT volumes and 3D boxes, degradation parameters)."""
+"""The provenance of NAME.json's items (`formats.release_json`), read a chunk at a time: where
+an item came from and how it was decided, never who decided it (revisions, a summary of
+reviews, the adjudication, 2D boxes, a Gastric-X case's CT volumes and 3D boxes)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from django.db.models import QuerySet
 from django.utils.translation import gettext
 
+from annotations.formats import taskfiles
 from annotations.formats.jsonexport import dumps_canonical
 from annotations.models import Case, ItemImage
 from annotations.selectors.release_rows import (
@@ -21,80 +22,35 @@ from annotations.selectors.release_rows import (
     empty_reviews,
 )
 from annotations.services.errors import DomainError
-from annotations.services.pair_export import pair_json_fields
 
 
 class ChunkProvenance:
     """Revisions, reviews, adjudications and boxes of one chunk of items, in five queries."""
 
-    def __init__(self, items: Sequence[ItemRow], ids: QuerySet) -> None:
+    def __init__(self, items: Sequence[ItemRow], ids: QuerySet, hidden: list[dict]) -> None:
         self.revisions = chunk_revisions(ids)
         self.reviews = chunk_reviews(ids)
         self.adjudications = chunk_adjudications(ids)
         self.boxes_2d = chunk_boxes_2d(ItemImage.objects.filter(item_id__in=ids).values("image_id"))
         self.boxes_3d = _case_boxes({item.case_id for item in items if item.case_id})
+        # The targets of withheld localization items are left out of every item's boxes.
+        self.hidden_2d, self.hidden_3d = taskfiles.hidden_keys(hidden)
 
     def boxes(self, item: ItemRow, refs: Sequence[ImageRef]) -> list[dict]:
         image_ids = {ref.id for ref in refs}
         return [
             box
             for owner, image_id, box in self.boxes_2d
-            if owner == item.id or (owner is None and image_id in image_ids)
+            if (owner == item.id or (owner is None and image_id in image_ids))
+            and (box["label"], taskfiles.numbers(box["pixels"])) not in self.hidden_2d
         ]
 
+    def review_summary(self, item_id: int) -> dict:
+        return self.reviews.get(item_id, empty_reviews())
+
     def volumes(self, item: ItemRow) -> list[dict]:
-        return self.boxes_3d.get(item.case_id, []) if item.case_id else []
-
-
-def json_item(
-    item: ItemRow, refs: Sequence[ImageRef], chunk: ChunkProvenance, *, withhold: bool
-) -> dict:
-    """One item of NAME.json; a withheld item carries no answer (that goes to the answer key)."""
-    data = {
-        "index": item.source_index,
-        "question": item.question,
-        "hint": item.hint,
-        "options": list(item.options),
-        "answer": item.answer,
-        "answer_text": item.answer_text,
-        "taxonomy": item.taxonomy(),
-        "extra": item.extra,
-        "status": item.status,
-        "revision": item.version,
-        "images": [ref.sha256 for ref in refs],
-        "source": {
-            "benchmark": item.benchmark.name,
-            "index": item.source_index,
-            "dataset": item.dataset,
-            "source": item.source,
-            "case_id": item.case_code,
-        },
-        "revisions": chunk.revisions.get(item.id, []),
-        "reviews": chunk.reviews.get(item.id, empty_reviews()),
-        "adjudication": chunk.adjudications.get(item.id),
-        "boxes": chunk.boxes(item, refs),
-        "volumes": chunk.volumes(item),
-        "degradation": _degradation(item),
-    }
-    if withhold:
-        data["answer"] = data["answer_text"] = None
-        data["extra"] = {k: v for k, v in item.extra.items() if k != "gt"}
-        data["withheld"] = True
-    return data
-
-
-def _degradation(item: ItemRow) -> dict | None:
-    if not (item.degradation_type or item.degradation_severity or item.clean_twin_id):
-        return None
-    pair = pair_json_fields(item)
-    return {
-        "type": item.degradation_type,
-        "severity": item.degradation_severity,
-        "params": pair["degradation_params"],
-        "seed": pair["degradation_seed"],
-        "clean_index": pair["clean_index"],
-        "pair_id": pair["pair_id"],
-    }
+        blocks = self.boxes_3d.get(item.case_id, []) if item.case_id else []
+        return taskfiles.without_targets(blocks, item.case_id, self.hidden_3d)
 
 
 def _case_boxes(case_ids: set[int]) -> dict[int, list[dict]]:

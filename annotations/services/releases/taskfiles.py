@@ -1,0 +1,152 @@
+"""The files of a release's other item kinds: NAME_report.tsv (open items; NAME_report_test.tsv
+for a withheld split), NAME_localization.json (box items), NAME_retrieval.json (retrieval
+pairs). The answers of withheld items go to NAME_test_answers.json with the others'."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from django.conf import settings
+from django.utils.translation import gettext
+from pybase64 import b64encode
+
+from annotations.formats import stream, taskfiles
+from annotations.formats.stream import TsvWriter
+from annotations.models import BoxLabel, ItemKind
+from annotations.selectors import release_rows as rows
+from annotations.selectors.release_rows import ImageRef, ItemRow
+from annotations.services.errors import DomainError
+
+
+def as_choice(item: ItemRow, label_sets: dict) -> ItemRow:
+    """A classification item as a multiple-choice row: its label set as options A, B, … (in
+    the set's order, as runs ask it), the letter of its reviewed label as answer."""
+    field = str((item.target or {}).get("field") or "label")
+    try:
+        options, letter = taskfiles.label_choice(label_sets.get(field), item.answer, field)
+    except taskfiles.LabelSetError:
+        # Sets that are missing or too long were refused before the export (check_label_sets).
+        raise DomainError(
+            gettext(
+                "Classification item %(index)s answers '%(answer)s', not a label of '%(field)s'."
+            )
+            % {"index": item.source_index, "answer": item.answer, "field": field}
+        ) from None
+    return replace(item, options=options, answer=letter)
+
+
+class TaskFiles:
+    """The task files of one export (`export` gives `_file`, `images`, `answers`, the report
+    columns and the formula-cell notes)."""
+
+    def __init__(self, export, kinds: dict[str, dict[str, int]]) -> None:
+        # What runs show a model (Gastric-X only: the runs' imports are paid where needed).
+        from annotations.services.runs.tasks import report_kind
+
+        self.export, self.cases, self.report_kind = export, {}, report_kind
+        self.report_tsv = self.report_test = self.localization = self.retrieval = None
+        if opened := kinds.get(ItemKind.OPEN):
+            columns = taskfiles.report_columns(
+                l2_category=opened["l2"] > 0, split=opened["split"] > 0
+            )
+            self.report_tsv = TsvWriter(export._file("_report.tsv"), columns, lists=True)
+            if export.options.withhold_split:
+                test = [c for c in columns if c not in stream.ANSWER_COLUMNS]
+                self.report_test = TsvWriter(export._file("_report_test.tsv"), test, lists=True)
+        if kinds.get(ItemKind.BOX):
+            self.localization = taskfiles.Localization([value for value, _ in BoxLabel.choices])
+            self.localization_out = export._file("_localization.json")
+        if kinds.get(ItemKind.RETRIEVAL):
+            self.retrieval = taskfiles.Retrieval()
+            self.retrieval_out = export._file("_retrieval.json")
+
+    def chunk(self, chunk: list[ItemRow]) -> None:
+        kinds = (ItemKind.OPEN, ItemKind.BOX, ItemKind.RETRIEVAL)
+        self.cases = rows.chunk_cases({i.case_id for i in chunk if i.case_id and i.kind in kinds})
+
+    def write(self, item: ItemRow, refs: list[ImageRef], withhold: bool) -> None:
+        case = self.cases.get(item.case_id) if item.case_id else None
+        answer = {"index": item.source_index, "kind": item.kind}
+        if item.kind == ItemKind.OPEN:
+            category, l2 = self.export.report_values(item)
+            cells = taskfiles.report_cells(item, category, l2)
+            self.export.note_formulas(item, cells)
+            pictures = taskfiles.report_pictures(self.report_kind(item), case, refs)
+            out = self.report_test if withhold else self.report_tsv
+            out.write(cells, item.source_index, list(pictures), self._base64(pictures, case))
+            answer["answer"] = item.reference
+        elif item.kind == ItemKind.BOX:
+            answer.update(self._box(item, refs, case, withhold))
+        elif item.kind == ItemKind.RETRIEVAL:
+            if case is None:
+                raise DomainError(
+                    gettext("Retrieval pair %(index)s has no case.") % {"index": item.source_index}
+                )
+            self.retrieval.case(case.code, taskfiles.case_images(case))
+            self.retrieval.pair(
+                index=item.source_index, case_id=None if withhold else case.code,
+                kind=self.report_kind(item), report=item.reference, split=item.split,
+            )  # fmt: skip
+            answer["case_id"] = case.code
+        if withhold:
+            self.export.answers.write(answer, fast=False)
+
+    def _base64(self, pictures: dict, case):
+        def encode(key) -> bytes:
+            source = pictures[key]
+            if isinstance(source, ImageRef):
+                return b64encode(self.export.images.data(source))
+            return b64encode(_slice_png(case.code, source, key[2]))
+
+        return encode
+
+    def _box(self, item: ItemRow, refs, case, withhold: bool) -> dict:
+        """Record a localization item; its target (box and image, 3D entry) for the answers."""
+        target, code = item.target or {}, case.code if case else None
+        label, voxel, phase = str(target.get("label") or "tumor"), target.get("voxel"), None
+        where = {"index": item.source_index, "label": label}
+        if isinstance(voxel, list) and len(voxel) == 6:
+            phase = target.get("phase")
+            volume = case.volume(phase) if case else None
+            if volume is None:
+                raise DomainError(
+                    gettext("Localization item %(index)s is on a CT phase its case lacks.")
+                    % {"index": item.source_index}
+                )
+            box_3d, image, box = taskfiles.volume_target(
+                **where, case_id=code, volume=volume, voxel=voxel
+            )
+        else:
+            image, box, box_3d = taskfiles.image_target(case, refs, target), target.get("box"), None
+            if image is None:
+                raise DomainError(
+                    gettext("Localization item %(index)s has no box on an image or a CT phase.")
+                    % {"index": item.source_index}
+                )
+        place = {"phase": phase} if phase else {"image": image["image"]}
+        self.localization.item(**where, case_id=code, split=item.split, **place)
+        if not withhold:
+            self.localization.box(**where, image=image, box=box, box_3d=box_3d)
+        return {"image": image, "box": box, "box_3d": box_3d}
+
+    def close(self, header: dict) -> None:
+        if self.localization is not None:
+            self.localization.write(self.localization_out, header)
+        if self.retrieval is not None:
+            self.retrieval.write(self.retrieval_out, header)
+
+
+def _slice_png(case_code: str, volume: rows.VolumeRow, z: int) -> bytes:
+    from annotations.imaging.window import render_slice_png
+    from annotations.selectors.cases import memmaps
+    from annotations.services.runs.tasks import CT_WINDOW
+
+    try:
+        voxels = memmaps.get(Path(settings.MEDIA_ROOT) / volume.cache_path)
+        return render_slice_png(voxels, z, *CT_WINDOW)
+    except (OSError, ValueError):
+        raise DomainError(
+            gettext("The %(phase)s CT of case %(case)s cannot be read; import it again.")
+            % {"phase": volume.phase, "case": case_code}
+        ) from None
