@@ -1,4 +1,4 @@
-"""Every kind of Gastric-X item along the real path: a folder of cases with real DICOM is
+"""Every kind of Gastric-X item along the real path: a zip of case folders with real DICOM is
 imported, two reviewers review every item through the review pages, the adjudicator settles
 each dispute through the adjudication page, a model on the loopback fake OpenAI server answers
 every curated item in the code the Celery task runs, and the per-task scores are those computed
@@ -13,6 +13,7 @@ content would differ.
 from __future__ import annotations
 
 import json
+import shutil
 from io import StringIO
 from pathlib import Path
 
@@ -86,9 +87,9 @@ def items_by_key(benchmark) -> dict[tuple[str, str, str], Item]:
 
 
 def import_cases(tmp_path: Path, people: dict):
-    benchmark = gastricx_import(
-        path=write_cases(tmp_path / "cases"), name="gx-e2e", user=people["curator"]
-    )
+    """The three case folders zipped, as an upload is, and imported."""
+    archive = shutil.make_archive(str(tmp_path / "upload"), "zip", write_cases(tmp_path / "cases"))
+    benchmark = gastricx_import(path=Path(archive), name="gx-e2e", user=people["curator"])
     items = items_by_key(benchmark)
     for case in CASES:
         kinds = sorted(item.kind for (c, _t, _k), item in items.items() if c == case)
