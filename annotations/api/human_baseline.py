@@ -17,6 +17,7 @@ from annotations.models import Benchmark, Item, Run
 from annotations.selectors import review as selectors
 from annotations.selectors import runs as run_selectors
 from annotations.services.human_baseline import (
+    baseline_options,
     human_answer_submit,
     human_baseline_open,
     human_baseline_reassign,
@@ -111,7 +112,7 @@ class BaselineNextApi(APIView):
         images = serializers.SerializerMethodField()
 
         def get_options(self, item: Item) -> dict[str, str]:
-            return dict(item.lettered_options)
+            return dict(baseline_options(item, item.benchmark.label_sets))
 
         def get_images(self, item: Item) -> list[str]:
             return [reverse("image", args=[link.image.sha256]) for link in item.item_images.all()]

@@ -34,6 +34,7 @@ from annotations.models import (
     Benchmark,
     Item,
     ItemImage,
+    ItemKind,
     ItemRevision,
     ItemStatus,
     Prediction,
@@ -373,16 +374,39 @@ def benchmark_status_counts(benchmark: Benchmark) -> dict[str, int]:
 BASELINE_FILTERS = ("status", "category", "split", "task", "scene", "modality")
 
 
-def baseline_items(run: Run) -> QuerySet:
-    """The items of a human-baseline run, in a fixed order (rejected items never count)."""
+# The kinds a clinician answers in a human baseline: a choice among options or among the
+# benchmark's labels (services.human_baseline says why the other kinds are left out).
+BASELINE_KINDS = (ItemKind.MCQ, ItemKind.LABEL)
+
+
+def _baseline_selection(run: Run, *, with_ids: bool = True) -> QuerySet:
     items = Item.objects.filter(benchmark_id=run.benchmark_id).exclude(status=ItemStatus.REJECTED)
     for name, value in (run.filters or {}).items():
         if name in BASELINE_FILTERS and value:
             items = items.filter(**{name: value})
     ids = (run.filters or {}).get("item_ids")
-    if ids:
+    if ids and with_ids:
         items = items.filter(pk__in=ids)
-    return items.order_by("source_index")
+    return items
+
+
+def baseline_items(run: Run) -> QuerySet:
+    """The items of a human-baseline run, in a fixed order (rejected items never count, nor
+    items of a kind a baseline does not ask)."""
+    return _baseline_selection(run).filter(kind__in=BASELINE_KINDS).order_by("source_index")
+
+
+def baseline_left_out(run: Run) -> dict[str, int]:
+    """How many items of the session's selection (its filters; a limited session's ids hold
+    only answerable items) are of a kind a baseline does not ask, by kind."""
+    rows = (
+        _baseline_selection(run, with_ids=False)
+        .exclude(kind__in=BASELINE_KINDS)
+        .order_by("kind")
+        .values_list("kind")
+        .annotate(n=Count("pk"))
+    )
+    return dict(rows)
 
 
 def next_baseline_item(run: Run) -> Item | None:

@@ -49,7 +49,7 @@ from annotations.models import (
     Volume,
 )
 from annotations.services.errors import DomainError
-from annotations.services.gastricx_items import case_items_create
+from annotations.services.gastricx_items import case_items_create, label_set_problems
 from annotations.services.images import ImageStaging, import_work_dir, staged_images_discard
 from annotations.services.imports import ImportFailed, ImportReport, ImportResult, import_limits
 from annotations.services.volume_files import VOLUMES_FOLDER
@@ -168,7 +168,7 @@ def _read_cases(path: Path, scratch: Path) -> list[CaseData]:
         cases = list(read_gastricx_zip(path, scratch / "extracted"))
     else:
         cases = list(read_gastricx_root(path))
-    problems = all_problems(cases)
+    problems = all_problems(cases) + label_set_problems(cases)
     if problems:
         raise ImportFailed(problems)
     return cases

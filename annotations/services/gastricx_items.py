@@ -13,7 +13,11 @@ Item texts are data, not interface: they stay in English, as the imported questi
 
 from __future__ import annotations
 
-from annotations.formats.gastricx import REPORT_KINDS, TNM_FIELDS, CaseData
+import string
+from collections.abc import Sequence
+
+from annotations.formats.errors import RowProblem
+from annotations.formats.gastricx import REPORT_KINDS, TNM_FIELDS, CaseData, tnm_label_sets
 from annotations.models import Box, Case, Item, ItemImage, ItemKind, ItemRevision, RevisionReason
 
 TASK_VQA = "vqa"
@@ -45,6 +49,9 @@ PHASE_NAMES = {
     "venous": "venous",
     "delayed": "delayed",
 }
+# A classification item offers its label set as the options A, B, ... (VLMEvalKit's
+# multiple-choice layout, `inference.task_prompts.label_options`): one letter per label.
+MAX_LABELS = len(string.ascii_uppercase)
 # Items whose task is judged from the CT alone carry no endoscopy image.
 _CT_ONLY = {(TASK_REPORT, "ct"), (TASK_LOCALIZATION, None)}
 
@@ -87,6 +94,34 @@ def case_items_create(
         for item in items
     )
     return next_index + len(items)
+
+
+def label_set_problems(cases: Sequence[CaseData]) -> list[RowProblem]:
+    """A problem on each case whose label would fall past the 26th of its benchmark's label set.
+
+    The whole TNM code's label set is the codes the benchmark's cases hold, so it is known only
+    once every case is read; refusing the import here means no run ever meets a label set it
+    cannot ask as options A-Z. The reasons stay in the file's own terms (English), as the
+    reader's do.
+    """
+    labelled = [(case.row, case.tnm_labels.by_field()) for case in cases if case.tnm_labels]
+    sets = tnm_label_sets([labels["tnm"] for _row, labels in labelled])
+    problems = []
+    for field in TNM_FIELDS:
+        labels = sets.get(field, [])
+        if len(labels) <= MAX_LABELS:
+            continue
+        position = {label: number for number, label in enumerate(labels, start=1)}
+        for row, by_field in labelled:
+            label = by_field[field]
+            if position[label] > MAX_LABELS:
+                reason = (
+                    f"the benchmark's {field} label set would hold {len(labels)} labels "
+                    f"({label} is label {position[label]}); a classification item offers its "
+                    f"labels as the options A-Z, so at most {MAX_LABELS}"
+                )
+                problems.append(RowProblem(row, field, reason))
+    return problems
 
 
 def _ct_only(item: Item) -> bool:

@@ -1,7 +1,13 @@
 """Human baseline: a clinician answers items without the gold answer; the answers form a Run.
 
-The run has kind "human" and one Prediction per answered item (extracted letter and hit), so
-leaderboards read it exactly like a model's run.
+The run has kind "human" and one Prediction per answered item (extracted letter and hit; a
+classification item's label too), so leaderboards and the per-task scores read it exactly like
+a model's run.
+
+A clinician answers choices: a multiple-choice item's options, a classification item's label
+set lettered as a model is asked it. The other kinds of a Gastric-X benchmark are left out of
+the session, and the page says so (`LEFT_OUT_REASONS`): scoring them as wrong would be false,
+and no fair answer form exists for them here.
 """
 
 from __future__ import annotations
@@ -10,12 +16,59 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotations.access import ADJUDICATOR, REVIEWER, has_role
-from annotations.models import Benchmark, Item, Prediction, Run, RunKind, RunStatus
-from annotations.selectors.review import BASELINE_FILTERS, baseline_items, baseline_progress
+from annotations.models import Benchmark, Item, ItemKind, Prediction, Run, RunKind, RunStatus
+from annotations.selectors.review import (
+    BASELINE_FILTERS,
+    baseline_items,
+    baseline_left_out,
+    baseline_progress,
+)
 from annotations.services.errors import DomainError
 from annotations.services.runs import run_cancel, run_finish
+from annotations.services.runs.tasks import choice_options
+
+# Why a kind is not asked in a human baseline (shown beside the session).
+LEFT_OUT_REASONS = {
+    ItemKind.OPEN: gettext_lazy(
+        "a report is written from the whole case and scored by ROUGE/BLEU against another "
+        "clinician's wording, which measures phrasing more than reading; reports are graded "
+        "by clinicians instead"
+    ),
+    ItemKind.BOX: gettext_lazy(
+        "a target box is drawn on the CT volume with the box tools of review; the reviewed "
+        "boxes are already the clinicians' answer"
+    ),
+    ItemKind.RETRIEVAL: gettext_lazy(
+        "retrieval ranks every case of the benchmark for each report; every pair shown is a "
+        "true pair, so a yes or no on one pair measures nothing"
+    ),
+}
+
+
+def baseline_options(item: Item, label_sets: dict | None) -> list[tuple[str, str]]:
+    """The lettered choices a clinician answers `item` with: its options, or for a
+    classification item its benchmark's label set as the letters a model is asked (none
+    without a usable label set)."""
+    if item.kind == ItemKind.LABEL:
+        try:
+            options, _gold = choice_options(item, label_sets or {})
+        except ValueError:  # no label set, or one past the letters (refused at import)
+            return []
+        return list(options.items())
+    return item.lettered_options
+
+
+def baseline_left_out_notes(run: Run) -> list[dict]:
+    """The kinds of the session's selection that it does not ask: kind, count and why."""
+    counts = baseline_left_out(run)
+    return [
+        {"kind": ItemKind(kind).label, "count": counts[kind], "why": LEFT_OUT_REASONS[kind]}
+        for kind in LEFT_OUT_REASONS
+        if counts.get(kind)
+    ]
 
 
 @transaction.atomic
@@ -38,6 +91,13 @@ def human_baseline_open(
         run.filters = {**filters, "item_ids": list(item_ids)}
     ids = list(baseline_items(run).values_list("pk", flat=True)[: limit or None])
     if not ids:
+        if baseline_left_out(run):
+            raise DomainError(
+                _(
+                    "No item of this selection can be answered in a human baseline: reports, "
+                    "boxes and retrieval pairs are left out."
+                )
+            )
         raise DomainError(_("No item matches this selection."))
     if limit or item_ids:
         # A limited session keeps exactly the items it started with, even if more are imported.
@@ -82,9 +142,11 @@ def human_answer_submit(
     if run.kind != RunKind.HUMAN or run.human_id != user.pk:
         raise DomainError(_("This session belongs to another clinician."), code="not_yours")
     letter = (letter or "").strip().upper()
-    letters = [option for option, _text in item.lettered_options]
-    if letter not in letters:
+    options = dict(baseline_options(item, run.benchmark.label_sets))
+    if letter not in options:
         raise DomainError(_("Pick one of the options."))
+    # A classification answer is its label, read as a model's is (services.runs.task_scores).
+    label = options[letter] if item.kind == ItemKind.LABEL else ""
     if not baseline_items(run).filter(pk=item.pk).exists():
         raise DomainError(_("This item is not part of the session."))
     claimed = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
@@ -100,7 +162,8 @@ def human_answer_submit(
                 item_version=item.version,
                 raw_text=letter,
                 extracted=letter,
-                hit=letter == item.answer,
+                label=label,
+                hit=(label if item.kind == ItemKind.LABEL else letter) == item.answer,
                 latency_ms=None if seconds_spent is None else max(0.0, float(seconds_spent)) * 1000,
             )
     except IntegrityError as error:

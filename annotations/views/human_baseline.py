@@ -17,6 +17,8 @@ from annotations.models import Benchmark, Item, Run
 from annotations.selectors import review as selectors
 from annotations.services.errors import DomainError
 from annotations.services.human_baseline import (
+    baseline_left_out_notes,
+    baseline_options,
     human_answer_submit,
     human_baseline_open,
     human_baseline_reassign,
@@ -55,6 +57,12 @@ def baseline_open(request: HttpRequest, name: str) -> HttpResponse:
             _("Human baseline opened for %(name)s: %(n)d items.")
             % {"name": clinician.get_username(), "n": run.total},
         )
+        for note in baseline_left_out_notes(run):
+            messages.info(
+                request,
+                _("Left out: %(count)d %(kind)s items (%(why)s).")
+                % {"count": note["count"], "kind": note["kind"], "why": note["why"]},
+            )
     return redirect("review-assign", name=name)
 
 
@@ -88,7 +96,14 @@ def baseline_list(request: HttpRequest) -> HttpResponse:
 
 
 def _render(request: HttpRequest, run: Run, *, status: int = 200, **extra) -> HttpResponse:
-    context = {"run": run, "item": selectors.next_baseline_item(run), **extra}
+    item = selectors.next_baseline_item(run)
+    context = {
+        "run": run,
+        "item": item,
+        "options": baseline_options(item, run.benchmark.label_sets) if item else [],
+        "left_out": baseline_left_out_notes(run),
+        **extra,
+    }
     response = render(request, f"{PAGE}#work" if request.htmx else PAGE, context, status=status)
     if request.htmx:
         push_url(response, reverse("baseline", args=[run.pk]))

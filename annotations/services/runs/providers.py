@@ -17,7 +17,8 @@ from annotations.inference import (
     OpenAICompatibleProvider,
     RandomBaseline,
 )
-from annotations.models import EndpointKind, ModelEndpoint, Run
+from annotations.models import EndpointKind, ItemKind, ModelEndpoint, Run
+from annotations.models.item import LETTERS
 from annotations.selectors.runs import run_items
 from annotations.services import secrets
 from annotations.services.errors import DomainError
@@ -119,14 +120,21 @@ def _baseline_for(run: Run, name: str) -> BaselineProvider:
 
 def _answer_counts(run: Run) -> dict[str, Counter[str]]:
     """Gold letters counted per category over the run's items (by the database: every chunk of
-    a large run builds its baseline again)."""
+    a large run builds its baseline again). A classification item's gold is a label: it counts
+    as the letter its label is asked with (`services.runs.tasks.choice_options`)."""
     items = run_items(benchmark=run.benchmark, filters=run.filters)
+    columns = ("category", "answer", "kind", "target__field")
     if run.filters.get("limit"):  # a sliced queryset cannot be grouped
-        rows = Counter(items.values_list("category", "answer"))
+        rows = Counter(items.values_list(*columns))
     else:
-        grouped = items.order_by().values_list("category", "answer").annotate(n=Count("pk"))
-        rows = Counter({(category, answer): n for category, answer, n in grouped})
+        grouped = items.order_by().values_list(*columns).annotate(n=Count("pk"))
+        rows = Counter({tuple(row[:-1]): row[-1] for row in grouped})
+    label_sets = run.benchmark.label_sets or {}
     counts: dict[str, Counter[str]] = {}
-    for (category, answer), n in rows.items():
+    for (category, answer, kind, field), n in rows.items():
+        if kind == ItemKind.LABEL:
+            labels = list(label_sets.get(field or "label") or [])
+            position = labels.index(answer) if answer in labels else len(LETTERS)
+            answer = LETTERS[position] if position < len(LETTERS) else ""
         counts.setdefault(category, Counter())[answer] += n
     return counts
