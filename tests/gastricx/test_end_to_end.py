@@ -3,7 +3,7 @@ imported, two reviewers review every item through the review pages, the adjudica
 each dispute through the adjudication page, a model on the loopback fake OpenAI server answers
 every curated item in the code the Celery task runs, and the per-task scores are those computed
 here by hand (ROUGE-L and BLEU-4 by `rouge_score` and `sacrebleu` themselves) on the REVIEWED
-content; `run_model --out` writes them; a release is built.
+content; `run_model --out` writes them; the release's file of each task holds that content.
 
 The model is right only against the reviewed content for one item of each of four kinds (the
 VQA letter, the T stage, the CT report, the tumor box), so a score read from the imported
@@ -12,11 +12,15 @@ content would differ.
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import json
 import shutil
+from collections import Counter
 from io import StringIO
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
@@ -302,4 +306,34 @@ def test_every_kind_goes_from_import_to_scores_on_its_reviewed_content(tmp_path,
     )
     release = release_build(release=release)
     assert release.status == "published"
-    assert (Path(release.path) / "GastricXE2E.tsv").is_file()
+    check_release(Path(release.path), items)
+
+
+def check_release(folder: Path, items: dict) -> None:
+    """Each task's file holds the reviewed content of its items, read as its users read it."""
+    index = {name: item.source_index for name, item in items.items()}
+    kinds = Counter(item.kind for item in items.values())
+    mcq = pd.read_csv(folder / "GastricXE2E.tsv", sep="\t").set_index("index")
+    assert len(mcq) == kinds["mcq"] + kinds["label"] == 15
+    assert mcq.loc[index[E1_VQA], "answer"] == VQA_CORRECTED
+    t_row = mcq.loc[index[E1_T]]
+    assert t_row[t_row["answer"]] == T_CORRECTED  # the letter names the corrected T stage
+    reports = pd.read_csv(folder / "GastricXE2E_report.tsv", sep="\t").set_index("index")
+    assert len(reports) == kinds["open"] == 9
+    assert reports.loc[index[E1_CT], "answer"] == CT_ADJUDICATED
+    assert all(ast.literal_eval(cell) for cell in reports["image"])  # every row has images
+    localization = json.loads((folder / "GastricXE2E_localization.json").read_text())
+    boxes = {box["item_index"]: box for box in localization["boxes_3d"]}
+    assert len(boxes) == kinds["box"] == 3
+    assert boxes[index[E1_BOX]]["voxel"] == BOX_CORRECTED
+    retrieval = json.loads((folder / "GastricXE2E_retrieval.json").read_text())
+    pairs = {pair["index"]: pair for pair in retrieval["pairs"]}
+    assert len(pairs) == kinds["retrieval"] == 9
+    assert pairs[index[E2_PAIR]]["case_id"] == REJECTED_PAIR[0]  # kept by the adjudicator
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for name, digests in manifest["files"].items():
+        data = (folder / name).read_bytes()
+        assert digests["md5"] == hashlib.md5(data).hexdigest(), name
+        assert digests["sha256"] == hashlib.sha256(data).hexdigest(), name
+    assert {"GastricXE2E_report.tsv", "GastricXE2E_localization.json"} <= set(manifest["files"])
+    assert "GastricXE2E_retrieval.json" in manifest["files"]
