@@ -7,6 +7,7 @@ from django.core.management import CommandError, call_command
 from annotations.access import user_roles
 from annotations.models import Assignment, Benchmark, Case, Item, Review, Volume
 from annotations.selectors.review import adjudication_queue
+from annotations.services.releases import release_build, release_create
 
 pytestmark = pytest.mark.django_db
 
@@ -92,3 +93,24 @@ def test_seed_demo_refuses_to_run_outside_development(settings):
         call_command("seed_demo", verbosity=0)
     assert not Benchmark.objects.exists()
     assert not get_user_model().objects.filter(username="curator").exists()
+
+
+def test_a_release_of_the_gastricx_demo_holds_a_file_per_task(tmp_path, settings):
+    settings.RELEASES_ROOT = tmp_path / "releases"
+    call_command("seed_demo", verbosity=0)
+    benchmark = Benchmark.objects.get(name="gastricx-demo")
+    curated = Item.objects.filter(benchmark=benchmark).curated()
+    assert set(curated.values_list("kind", flat=True)) == {
+        "mcq",
+        "label",
+        "open",
+        "box",
+        "retrieval",
+    }
+
+    release = release_build(release=release_create(benchmark=benchmark, name="GxDemo", version="1"))
+
+    assert release.status == "published", release.error
+    files = set(release.manifest["files"])
+    assert {"GxDemo.tsv", "GxDemo_report.tsv", "GxDemo_localization.json"} <= files
+    assert "GxDemo_retrieval.json" in files
