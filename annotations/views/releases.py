@@ -15,7 +15,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from annotations.access import CURATOR, role_required
 from annotations.charts import count_charts
 from annotations.forms import ReleaseForm
-from annotations.models import Benchmark, Release, ReleaseStatus
+from annotations.models import Benchmark, ItemKind, Release, ReleaseStatus
 from annotations.selectors import releases as selectors
 from annotations.selectors import visibility
 from annotations.services import releases as release_services
@@ -89,6 +89,7 @@ def release_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "others": others.exclude(pk=release.pk),
         "charts": _charts(release.manifest.get("counts", {})),
         "report": release.manifest.get("report_columns", {}).values(),
+        "files": _files(release.manifest),
     }
     template = "releases/detail.html#progress" if request.htmx else "releases/detail.html"
     return render(request, template, context)
@@ -96,7 +97,10 @@ def release_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _charts(counts: dict) -> list[dict]:
     """The bar charts of the page (drawn as inline SVG): counts by category, l2-category, split
-    and, for a release with other kinds than multiple choice, by kind."""
+    and, for a release with other kinds than multiple choice, by kind (named in words)."""
+    kinds = dict(ItemKind.choices)
+    if counts.get("kind"):
+        counts = {**counts, "kind": {str(kinds.get(k, k)): n for k, n in counts["kind"].items()}}
     titles = {
         "category": _("By category"),
         "l2-category": _("By l2-category"),
@@ -104,6 +108,34 @@ def _charts(counts: dict) -> list[dict]:
         "kind": _("By kind of item"),
     }
     return count_charts(counts, titles)
+
+
+# What each file of a release is for, by the part of its name after the release's name.
+_FILE_PURPOSES = {
+    ".tsv": _("VLMEvalKit multiple choice, images in base64 (VQA and classification items)"),
+    ".json": _("every item with its reviews, revisions and provenance"),
+    "_report.tsv": _("open answers and reports, VLMEvalKit's open-VQA layout"),
+    "_localization.json": _("target boxes: COCO 2D boxes, 3D boxes in voxels and LPS mm"),
+    "_retrieval.json": _("report–case pairs for retrieval in both directions"),
+    "_coco.json": _("2D boxes drawn on the images (COCO)"),
+    "_local.tsv": _("VLMEvalKit's local layout: image paths under images/"),
+    "_test.tsv": _("the withheld split, without answers"),
+    "_report_test.tsv": _("the withheld split's open items, without answers"),
+    "_test_answers.json": _("the answer key of the withheld split"),
+}
+
+
+def _files(manifest: dict) -> list[tuple[str, dict, str]]:
+    """(file name, its digests, what it holds) for each file the manifest lists."""
+    name = manifest.get("name", "")
+    files = []
+    for filename, digest in manifest.get("files", {}).items():
+        suffix = filename[len(name) :] if filename.startswith(name) else filename
+        purpose = _FILE_PURPOSES.get(suffix, "")
+        if not purpose and suffix.startswith("_part") and suffix.endswith(".tsv"):
+            purpose = _("a part of %(file)s (about 1 GB each)") % {"file": f"{name}.tsv"}
+        files.append((filename, digest, purpose))
+    return files
 
 
 @require_GET

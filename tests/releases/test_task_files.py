@@ -339,6 +339,11 @@ def test_a_published_release_shows_and_serves_every_task_file(made, tmp_path, se
         data = b"".join(served.streaming_content)
         assert hashlib.md5(data).hexdigest() == release.manifest["files"][f"GxTasks{name}"]["md5"]
     assert "By kind of item" in page
+    # Kinds are named in words, and each file says what it holds.
+    assert "Localization" in page and ">box<" not in page
+    assert "open answers and reports, VLMEvalKit&#x27;s open-VQA layout" in page
+    assert "target boxes: COCO 2D boxes, 3D boxes in voxels and LPS mm" in page
+    assert "report–case pairs for retrieval in both directions" in page
 
 
 def test_label_choice_letters_the_set_in_its_order():
