@@ -175,9 +175,10 @@ def test_it_answers_404_elsewhere():
 
 
 def test_it_runs_standalone_from_the_command_line():
-    script = Path(__file__).resolve().parents[1] / "support" / "fake_openai.py"
+    root = Path(__file__).resolve().parents[2]
     process = subprocess.Popen(
-        [sys.executable, str(script), "--port", "0", "--script", "letter"],
+        [sys.executable, "-m", "tests.support.fake_openai", "--port", "0", "--script", "letter"],
+        cwd=root,
         stdout=subprocess.PIPE,
         text=True,
     )

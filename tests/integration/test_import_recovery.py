@@ -46,6 +46,17 @@ def media_files(folder: str) -> set[str]:
     )
 
 
+def finished_by_a_new_worker(job: Job, broker, celery_worker_process, tmp_path: Path) -> Job:
+    """Start a worker with the reaper's clock and wait until it has ended `job`."""
+    celery_worker_process(*beat_args(tmp_path), env=broker.worker_env(recovery=True))
+    return wait_for(
+        lambda: Job.objects.filter(
+            pk=job.pk, status__in=[JobStatus.DONE, JobStatus.FAILED]
+        ).first(),
+        timeout=240,
+    )
+
+
 def test_a_killed_import_is_finished_by_a_new_worker_without_orphans(
     broker, celery_worker_process, tmp_path, settings
 ):
@@ -79,13 +90,7 @@ def test_a_killed_import_is_finished_by_a_new_worker_without_orphans(
     assert running.status == JobStatus.RUNNING and running.result.get("stage") == "reading"
     assert not Benchmark.objects.filter(name="big").exists()
 
-    celery_worker_process(*beat_args(tmp_path), env=broker.worker_env(recovery=True))
-    job = wait_for(
-        lambda: Job.objects.filter(
-            pk=job.pk, status__in=[JobStatus.DONE, JobStatus.FAILED]
-        ).first(),
-        timeout=240,
-    )
+    job = finished_by_a_new_worker(job, broker, celery_worker_process, tmp_path)
 
     assert job.status == JobStatus.DONE, job.message
     # The staged links and the upload go right after the commit that ended the job.
@@ -152,13 +157,7 @@ def test_a_killed_gastricx_import_leaves_no_patient_data_behind(
     assert left, "the killed attempt had extracted raw DICOM into its own folder"
     assert _holds_phi(upload.parent)  # the upload itself, kept for the next attempt
 
-    celery_worker_process(*beat_args(tmp_path), env=broker.worker_env(recovery=True))
-    job = wait_for(
-        lambda: Job.objects.filter(
-            pk=job.pk, status__in=[JobStatus.DONE, JobStatus.FAILED]
-        ).first(),
-        timeout=240,
-    )
+    job = finished_by_a_new_worker(job, broker, celery_worker_process, tmp_path)
 
     assert job.status == JobStatus.DONE, job.message
     assert job.recoveries >= 1 and job.attempts >= 2

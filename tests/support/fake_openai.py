@@ -7,7 +7,7 @@ Pure standard library, so it runs anywhere the test suite runs::
 
 Standalone (for `bench/` and manual demos)::
 
-    python tests/support/fake_openai.py --port 8011 --latency 0.2
+    python -m tests.support.fake_openai --port 8011 --latency 0.2
 
 Each request is answered by a *script*: ``script(request_json, attempt_no) -> Reply``.
 ``attempt_no`` counts identical request bodies (1 for the first time a body is seen, 2 for its
@@ -35,48 +35,26 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-try:
-    from tests.support.fake_scripts import (
-        BOX_STYLES,
-        Reply,
-        Script,
-        answer_letter,
-        box_answers,
-        embedding_inputs,
-        extract_question,
-        flaky,
-        hashed_embeddings,
-        hashed_vector,
-        image_count,
-        image_digests,
-        option_letters,
-        oracle,
-        prompt_text,
-        replay,
-        sha256_hex,
-        varied_formats,
-    )
-except ModuleNotFoundError:  # run as a file: `python tests/support/fake_openai.py`
-    from fake_scripts import (  # type: ignore[no-redef]
-        BOX_STYLES,
-        Reply,
-        Script,
-        answer_letter,
-        box_answers,
-        embedding_inputs,
-        extract_question,
-        flaky,
-        hashed_embeddings,
-        hashed_vector,
-        image_count,
-        image_digests,
-        option_letters,
-        oracle,
-        prompt_text,
-        replay,
-        sha256_hex,
-        varied_formats,
-    )
+from tests.support.fake_scripts import (  # re-exported: tests import every script from here
+    BOX_STYLES,
+    Reply,
+    Script,
+    answer_letter,
+    box_answers,
+    embedding_inputs,
+    extract_question,
+    flaky,
+    hashed_embeddings,
+    hashed_vector,
+    image_count,
+    image_digests,
+    option_letters,
+    oracle,
+    prompt_text,
+    replay,
+    sha256_hex,
+    varied_formats,
+)
 
 __all__ = [
     "BOX_STYLES",
@@ -372,7 +350,7 @@ _SCRIPTS: dict[str, Callable[[], Script]] = {
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Serve until interrupted: `python tests/support/fake_openai.py --port 8011`."""
+    """Serve until interrupted: `python -m tests.support.fake_openai --port 8011`."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8011)
