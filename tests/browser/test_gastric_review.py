@@ -1,5 +1,6 @@
 """A reviewer edits a Gastric-X reference report with the CT and the indicators on screen; the
-adjudicator reads the two reviewers' edits as word diffs and takes one."""
+adjudicator reads the two reviewers' edits as word diffs and takes one. A reviewer corrects a
+tumor box by drawing it in the viewer."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from annotations.models import Item, ItemRevision
+from annotations.models import Item, ItemRevision, Review, Volume
 from annotations.services.cases import gastricx_import
 from annotations.services.review import assignments_create, review_submit
 from tests.browser.conftest import screenshot
+from tests.browser.test_ct_tools import at_voxel, drag
+from tests.browser.test_ct_viewer import stage_box
 from tests.cases.builders import write_case
 from tests.factories import make_personas
 
@@ -19,6 +22,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ADDED = "Two perigastric nodes, the largest 9 mm in short axis."
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+BOX_FIELDS = ("x0", "y0", "z0", "x1", "y1", "z1")
 
 
 @pytest.fixture
@@ -105,3 +109,56 @@ def _media(settings, tmp_path_factory):
     settings.MEDIA_ROOT = tmp_path_factory.mktemp("media")
     yield
     shutil.rmtree(settings.MEDIA_ROOT, ignore_errors=True)
+
+
+@pytest.fixture
+def box_item(tmp_path):
+    people = make_personas()
+    write_case(tmp_path / "cases", "GX-BROWSER-B")
+    benchmark = gastricx_import(path=tmp_path / "cases", name="gx-box", user=people["curator"])
+    assignments_create(
+        benchmark=benchmark,
+        reviewers=[people["reviewer"], people["reviewer2"]],
+        filters={"task": "localization"},
+    )
+    item = Item.objects.get(benchmark=benchmark, kind="box", target__phase="venous")
+    return people, item
+
+
+def test_a_reviewer_corrects_a_tumor_box_by_drawing_it_in_the_viewer(
+    page, live_server, login, box_item
+):
+    people, item = box_item
+    volume = Volume.objects.get(case=item.case, phase="venous")
+    page.set_default_timeout(120_000)
+    switch_to(page, login, people["reviewer"].username)
+    page.goto(f"{live_server.url}/review/items/{item.pk}/")
+    page.wait_for_selector("[data-case-panel] #ct-viewer[data-loaded=true]")
+    z = int(page.locator('.ct-viewport[data-phase="venous"]').get_attribute("data-z"))
+
+    # Asked before a box is selected, the form says what to do and keeps the imported box.
+    page.click("[data-review-form] [data-mode-set=edit]")
+    page.click("[data-box-use]")
+    assert "Select or draw a box" in page.locator("[data-box-use-status]").inner_text()
+    assert page.locator("input[name=x0]").input_value() == str(item.target["voxel"][0])
+
+    # Draw the tumor's extent on the venous phase with the box tool, then use it.
+    page.keyboard.press("Escape")
+    page.locator("#ct-viewer").focus()
+    page.keyboard.press("b")
+    stage = stage_box(page, "venous")
+    drag(page, at_voxel(stage, volume, 10.5, 10.5), at_voxel(stage, volume, 19.5, 17.5))
+    page.click("#box-save")
+    page.wait_for_selector("#box-status:has-text('Saved.')")
+    page.click("[data-review-form] [data-mode-set=edit]")
+    page.click("[data-box-use]")
+    assert page.locator("[data-box-use-status]").inner_text() == "Filled from the selected box."
+    fields = [page.locator(f"input[name={name}]").input_value() for name in BOX_FIELDS]
+    assert fields == [str(v) for v in (10, 10, z, 20, 18, z + 1)]
+    page.click("[data-review-form] button[data-verdict=edit]")
+    page.wait_for_load_state("networkidle")
+
+    review = Review.objects.get(item=item, reviewer=people["reviewer"])
+    assert review.verdict == "edit"
+    assert review.content["target"]["voxel"] == [10, 10, z, 20, 18, z + 1]
+    assert review.content["target"]["phase"] == "venous"
