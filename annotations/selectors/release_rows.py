@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, TypedDict
 
 from django.core.files.storage import FileSystemStorage, default_storage
 from django.db.models import Count, Q, QuerySet, Sum
@@ -39,6 +39,8 @@ from annotations.models import (
 )
 
 CHUNK = 1000
+# The ids of a chunk's items, as a subquery (`values("id")`).
+ItemIds: TypeAlias = "QuerySet[Item, Mapping[str, object]]"
 _FIELD_COLUMNS = {field: column for column, field in COLUMN_FIELDS.items()}
 
 _FIELDS = (
@@ -145,14 +147,22 @@ class ItemRow:
     def clean_twin(self) -> _Twin | None:
         return None if self.twin_index is None else _Twin(self.twin_index)
 
-    # The model's own rules, applied to the row.
-    answer_text = Item.answer_text
-    taxonomy = Item.taxonomy
+    # The model's own rules, applied to the row (their annotations name Item: restated here).
+    if TYPE_CHECKING:
+
+        @property
+        def answer_text(self) -> str: ...
+
+        def taxonomy(self) -> dict[str, str]: ...
+
+    else:
+        answer_text = Item.answer_text
+        taxonomy = Item.taxonomy
 
 
 def item_chunks(
     items: QuerySet[Item], benchmark: Benchmark
-) -> Iterator[tuple[list[ItemRow], QuerySet[Item]]]:
+) -> Iterator[tuple[list[ItemRow], ItemIds]]:
     """(rows, the same items as a query) a chunk at a time, by keyset on the index: no cursor
     stays open across the export."""
     columns = (*_FIELDS, "case__case_id", "clean_twin__source_index")
@@ -163,7 +173,8 @@ def item_chunks(
         for row in raw_rows(page.values_list(*columns)[:CHUNK]):
             cells = list(row)
             _decode_json_cells(cells)
-            chunk.append(ItemRow(*cells, benchmark))
+            cells.append(benchmark)
+            chunk.append(ItemRow(*cells))
         if not chunk:
             return
         bounds = {"source_index__gte": chunk[0].source_index}
@@ -172,8 +183,9 @@ def item_chunks(
         last = chunk[-1].source_index
 
 
-def shared_image_ids(items: QuerySet[Item]) -> set[int]:
-    """The images several of the items show: only those are remembered for reuse by index."""
+def shared_image_ids(items: QuerySet[Item]) -> set[Hashable]:
+    """The images several of the items show: only those are remembered for reuse by index.
+    Their ids, as the TSV writers' image keys (`stream.TsvWriter`'s `shared`)."""
     rows = (
         ItemImage.objects.filter(item__in=items)
         .values("image_id")
@@ -184,7 +196,7 @@ def shared_image_ids(items: QuerySet[Item]) -> set[int]:
     return set(rows)
 
 
-def chunk_images(chunk_ids: QuerySet[Item]) -> dict[int, list[ImageRef]]:
+def chunk_images(chunk_ids: ItemIds) -> dict[int, list[ImageRef]]:
     """The ordered images of each item of a chunk, in one query."""
     images: dict[int, list[ImageRef]] = {}
     rows = (
@@ -376,7 +388,13 @@ def chunk_cases(case_ids: set[int]) -> dict[int, CaseSide]:
     return found
 
 
-def kind_counts(items: QuerySet[Item], l2_field: str) -> dict[str, dict[str, int]]:
+class KindCount(TypedDict):
+    items: int
+    l2: int
+    split: int
+
+
+def kind_counts(items: QuerySet[Item], l2_field: str) -> dict[str, KindCount]:
     """Per item kind: how many items, and how many have an l2-category and a split."""
     rows = (
         items.order_by()
@@ -387,7 +405,9 @@ def kind_counts(items: QuerySet[Item], l2_field: str) -> dict[str, dict[str, int
             split=Count("pk", filter=~Q(split="")),
         )
     )
-    return {row.pop("kind"): row for row in rows}
+    return {
+        row["kind"]: KindCount(items=row["items"], l2=row["l2"], split=row["split"]) for row in rows
+    }
 
 
 def withheld_box_targets(items: QuerySet[Item], split: str) -> list[dict]:
@@ -444,17 +464,21 @@ class ReleaseImages:
     CONVERTED = 256
 
     def __init__(self) -> None:
-        local = isinstance(default_storage, FileSystemStorage)
-        self.root = os.path.join(default_storage.location, "") if local else None
+        self.root = (
+            os.path.join(default_storage.location, "")
+            if isinstance(default_storage, FileSystemStorage)
+            else None
+        )
         self.converted: OrderedDict[int, bytes] = OrderedDict()
         self.files_placed = self.bytes_placed = 0
 
-    def row(self, refs: list[ImageRef]) -> Callable[[int], bytes]:
-        """base64 by image id for one row, each image read once whichever files take it."""
-        by_id = {ref.id: ref for ref in refs}
-        done: dict[int, bytes] = {}
+    def row(self, refs: list[ImageRef]) -> Callable[[Hashable], bytes]:
+        """base64 by image id (the TSV writers' image key) for one row, each image read once
+        whichever files take it."""
+        by_id: dict[Hashable, ImageRef] = {ref.id: ref for ref in refs}
+        done: dict[Hashable, bytes] = {}
 
-        def base64(key: int) -> bytes:
+        def base64(key: Hashable) -> bytes:
             if key not in done:
                 done[key] = b64encode(self.data(by_id[key]))
             return done[key]
@@ -488,8 +512,9 @@ class ReleaseImages:
     def place(self, folder: Path, ref: ImageRef) -> str:
         """Put the image into `folder` once, named by its sha256; return the name."""
         name = stream.image_file_name(ref.sha256, ref.format)
-        linkable = self.root is not None and ref.format in stream.PASS_THROUGH
-        source = self.root + ref.file if linkable else None  # type: ignore[operator]
+        source = None
+        if self.root is not None and ref.format in stream.PASS_THROUGH:
+            source = self.root + ref.file
         size = stream.place_image(folder / name, source, ref.size, lambda: self.data(ref))
         if size is not None:
             self.files_placed += 1

@@ -162,7 +162,10 @@ def _ap(predictions: Sequence[Mapping[str, Any]], truths: Sequence[Mapping[str, 
 def case_truth_boxes(case: Case) -> list[dict[str, Any]]:
     """Our accepted/proposed 3D boxes of a case as scoring truths, keyed ``case_id/phase``."""
     boxes = Box.objects.filter(volume__case=case).exclude(state__in=Box.LEFT_OUT)
-    return [
-        {"key": f"{case.case_id}/{box.volume.phase}", "label": box.label, "voxel": box.voxel}
-        for box in boxes.select_related("volume")
-    ]
+    truths = []
+    for box in boxes.select_related("volume"):
+        assert box.volume is not None  # the filter is on its volume's case
+        truths.append(
+            {"key": f"{case.case_id}/{box.volume.phase}", "label": box.label, "voxel": box.voxel}
+        )
+    return truths

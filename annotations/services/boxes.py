@@ -240,13 +240,14 @@ def box_update(
     if label is not None:
         changes["label"] = _checked_label(label, CT_LABELS if box.is_3d else BoxLabel.values)
     if voxel is not None:
-        if box.is_3d:
+        if box.volume is not None:
             x0, y0, z0, x1, y1, z1 = _checked_voxel(voxel, box.volume)
             changes.update(x0=x0, y0=y0, z0=z0, x1=x1, y1=y1, z1=z1)
             changes["mm"] = ct.box_voxel_to_mm(
                 (x0, y0, z0, x1, y1, z1), volume_geometry(box.volume)
             )
         else:
+            assert box.image is not None  # box_on_image_or_volume: a 2D box is on an image
             x0, y0, x1, y1 = _checked_pixels(voxel, box.image)
             changes.update(x0=x0, y0=y0, x1=x1, y1=y1)
     if not changes:
@@ -292,7 +293,7 @@ def box_copy_to_phase(*, box: Box, volume: Volume, user) -> Box:
     The phases of one case are registered in patient space, not in index space: their origins,
     spacings and even slice directions may differ, so the millimetre corners are carried over.
     """
-    if not box.is_3d:
+    if box.volume is None:
         raise DomainError(gettext("Only 3D boxes can be copied to another phase."))
     if volume.case_id != box.volume.case_id or volume.pk == box.volume_id:
         raise DomainError(gettext("A box can only be copied to another phase of the same case."))

@@ -14,9 +14,9 @@ images; the last chunk to end combines the evidence and stores it, whole, as the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.files.storage import default_storage
@@ -144,12 +144,12 @@ def _load_items(benchmark: Benchmark) -> tuple[list[ItemFacts], dict[int, int], 
     max_letters = 5 if benchmark.family == Family.MEDQDEG else len(LETTERS)
     facts, index_of, version_of = [], {}, {}
     columns = ("pk", "source_index", "question", "options", "answer", "split", "task")
-    rows = (
+    item_rows = (
         Item.objects.filter(benchmark=benchmark)
         .order_by()
         .values_list(*columns, "extra__gt", "clean_twin_id", "case_id", "version", *_PAIR_FIELDS)
     )
-    for row in rows.iterator(chunk_size=BATCH):
+    for row in item_rows.iterator(chunk_size=BATCH):
         pk, index, question, options, answer, split, task, gt, twin, case, version = row[:11]
         modality, degradation_type = row[11:]
         index_of[pk] = index
@@ -182,7 +182,8 @@ def _load_runs(benchmark: Benchmark, version_of: dict[int, int]) -> tuple[list, 
         .order_by("pk")
         .values_list("pk", "label", "with_image")
     )
-    answers: dict[int, dict[int, str]] = {pk: {} for pk, _l, _w in runs}
+    # Item ids, as the signals' item keys (any Hashable: `scoring.triage.types.Key`).
+    answers: dict[int, dict[Hashable, str]] = {pk: {} for pk, _l, _w in runs}
     predictions = Prediction.objects.filter(run_id__in=list(answers), error="").values_list(
         "run_id", "item_id", "item_version", "extracted"
     )
@@ -207,11 +208,13 @@ def _load_reviews(benchmark: Benchmark, version_of: dict[int, int]) -> list[Revi
     ]
 
 
-def _image_hash_maps(benchmark: Benchmark) -> tuple[dict[str, int], dict[str, int]]:
+def _image_hash_maps(benchmark: Benchmark) -> tuple[dict[Hashable, int], dict[Hashable, int]]:
+    """(phash, dhash) by image sha256, the signals' image keys (`ItemFacts.images`)."""
     rows = ImageHash.objects.filter(
         image_id__in=ItemImage.objects.filter(item__benchmark=benchmark).values("image_id")
     ).values_list("image__sha256", "phash", "dhash")
-    phashes, dhashes = {}, {}
+    phashes: dict[Hashable, int] = {}
+    dhashes: dict[Hashable, int] = {}
     for sha, phash, dhash in rows.iterator(chunk_size=BATCH):
         if phash:
             phashes[sha] = int(phash, 16)
@@ -294,18 +297,20 @@ def triage_store(*, benchmark: Benchmark, result: TriageResult) -> TriageSetting
     Suspicion.objects.filter(item__benchmark=benchmark).delete()
     TriageFlag.objects.filter(benchmark=benchmark).delete()
     now = timezone.now()
-    suspicions, flags = [], []
+    suspicions: list[Suspicion] = []
+    flags: list[TriageFlag] = []
     for suspect in result.suspects:
+        item_id = cast(int, suspect.key)  # the app's item keys are item ids (`_load_items`)
         suspicions.append(
             Suspicion(
-                item_id=suspect.key,
+                item_id=item_id,
                 score=round(suspect.score, 6),
                 reasons=[reason.as_json() for reason in suspect.reasons],
                 computed_at=now,
             )
         )
         flags.extend(
-            TriageFlag(item_id=suspect.key, benchmark=benchmark, code=r.code, weight=r.weight)
+            TriageFlag(item_id=item_id, benchmark=benchmark, code=r.code, weight=r.weight)
             for r in suspect.reasons
         )
     Suspicion.objects.bulk_create(suspicions, batch_size=BATCH)
@@ -366,9 +371,7 @@ def queue_ranks_refresh(*, benchmark: Benchmark) -> int:
 
 def triage_job_plan(job: Job) -> list[PlannedChunk]:
     """The benchmark's images still to hash, by id, in chunks of JOB_TRIAGE_CHUNK."""
-    if job.benchmark is None:
-        raise DomainError(_("The benchmark no longer exists."))
-    ids = list(images_unhashed(job.benchmark).values_list("pk", flat=True))
+    ids = list(images_unhashed(_job_benchmark(job)).values_list("pk", flat=True))
     size = max(1, int(getattr(settings, "JOB_TRIAGE_CHUNK", 2000)))
     return [
         PlannedChunk({"ids": [part[0], part[-1]]}, total=len(part))
@@ -377,16 +380,24 @@ def triage_job_plan(job: Job) -> list[PlannedChunk]:
 
 
 def triage_job_work(job: Job, chunk: JobChunk, progress: Progress, check: Check) -> dict:
+    benchmark = _job_benchmark(job)
     ids = tuple(chunk.params["ids"])
     # Images hashed by an earlier attempt count at once.
-    progress(max(0, chunk.total - images_unhashed(job.benchmark, ids).count()))
-    hashed = image_hashes_ensure(benchmark=job.benchmark, ids=ids, progress=progress, check=check)
+    progress(max(0, chunk.total - images_unhashed(benchmark, ids).count()))
+    hashed = image_hashes_ensure(benchmark=benchmark, ids=ids, progress=progress, check=check)
     return {"hashed": hashed}
 
 
 def triage_job_finish(job: Job, chunks: list[JobChunk]) -> dict:
-    result = benchmark_triage(benchmark=job.benchmark)
-    return {"benchmark": job.benchmark.name, **result.summary}
+    benchmark = _job_benchmark(job)
+    result = benchmark_triage(benchmark=benchmark)
+    return {"benchmark": benchmark.name, **result.summary}
+
+
+def _job_benchmark(job: Job) -> Benchmark:
+    if job.benchmark is None:
+        raise DomainError(_("The benchmark no longer exists."))
+    return job.benchmark
 
 
 TRIAGE_WORK = ChunkedWork(

@@ -101,13 +101,16 @@ class _Export:
         self.images = rows.ReleaseImages()
         self.files: list[HashingFile] = []
         self.counts: dict[str, Counter] = {"category": Counter(), "split": Counter()}
-        self.l2 = Counter()
+        self.l2: Counter[str] = Counter()
         self.total = 0
         self.items_sha256 = hashlib.sha256()
         self.formula_cells: list[list] = []
         self.formula_total = 0
         self.parts: list[TsvWriter] = []
-        self.local = self.test = self.answers = self.tasks = None
+        self.local: TsvWriter | None = None
+        self.test: TsvWriter | None = None
+        self.answers: JsonItems | None = None
+        self.tasks: TaskFiles | None = None
         # Base64 of every distinct image: about what NAME.tsv weighs.
         weight = rows.images_bytes(self.items) * 4 // 3
         large = bool(options.part_bytes) and weight > options.part_bytes
@@ -180,6 +183,7 @@ class _Export:
                 if item.kind in (ItemKind.MCQ, ItemKind.LABEL):
                     self._write_rows(item, refs, withhold)
                 else:
+                    assert self.tasks is not None  # opened for the kinds other than these two
                     self.tasks.write(item, refs, withhold)
                 data = json_item(
                     item, refs, provenance, withhold=withhold, pair_fields=pair_json_fields
@@ -207,16 +211,20 @@ class _Export:
         self.note_formulas(item, cells)
         keys = [ref.id for ref in refs]
         base64 = self.images.row(refs)
-        names = [self.images.place(self.images_dir, ref) for ref in refs] if self.local else []
+        names: list[str] = []
+        if self.images_dir is not None:  # the local layout (NAME_local.tsv)
+            names = [self.images.place(self.images_dir, ref) for ref in refs]
         index = item.source_index
         if withhold:
+            assert self.answers is not None and self.test is not None  # opened for the split
             answer = {"index": index, "answer": item.answer, "answer_text": item.answer_text}
             self.answers.write(answer, fast=False)
             self.test.write(cells, index, keys, base64)
             return
         if self.parts:
-            part = self.parts[-1]
-            if part.rows and part.out.size >= self.options.part_bytes:
+            part, part_bytes = self.parts[-1], self.options.part_bytes
+            assert part_bytes  # parts are written only past a part size (__init__)
+            if part.rows and part.out.size >= part_bytes:
                 self.parts.append(self._tsv(f"_part{len(self.parts) + 1}", self.columns))
             self.parts[-1].write(cells, index, keys, base64)
         self.main.write(cells, index, keys, base64)
@@ -304,4 +312,5 @@ def _write_coco(out: HashingFile, items, hidden: list[dict]) -> None:
     nor the targets of withheld localization items."""
     images, boxes = rows.coco_rows(items)
     shown = taskfiles.coco_without_targets(boxes, taskfiles.hidden_keys(hidden)[0])
-    write_coco(out, images, shown, [label for label, _ in BoxLabel.choices])
+    # A HashingFile takes the bytes write_coco writes; its annotation asks for an IO.
+    write_coco(out, images, shown, [label for label, _ in BoxLabel.choices])  # type: ignore[arg-type]

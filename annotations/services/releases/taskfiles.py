@@ -4,18 +4,21 @@ pairs). The answers of withheld items go to NAME_test_answers.json with the othe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol, TypedDict
 
 from django.conf import settings
 from django.utils.translation import gettext
 from pybase64 import b64encode
 
 from annotations.formats import stream, taskfiles
-from annotations.formats.stream import TsvWriter
+from annotations.formats.release_layout import ExportOptions
+from annotations.formats.stream import HashingFile, JsonItems, TsvWriter
 from annotations.models import BoxLabel, ItemKind
 from annotations.selectors import release_rows as rows
-from annotations.selectors.release_rows import ImageRef, ItemRow
+from annotations.selectors.release_rows import CaseSide, ImageRef, ItemRow, KindCount
 from annotations.services.errors import DomainError
 
 
@@ -36,16 +39,40 @@ def as_choice(item: ItemRow, label_sets: dict) -> ItemRow:
     return replace(item, options=options, answer=letter)
 
 
-class TaskFiles:
-    """The task files of one export (`export` gives `_file`, `images`, `answers`, the report
-    columns and the formula-cell notes)."""
+class Export(Protocol):
+    """What the task files take from their export (`export._Export`)."""
 
-    def __init__(self, export, kinds: dict[str, dict[str, int]]) -> None:
+    options: ExportOptions
+    images: rows.ReleaseImages
+    answers: JsonItems | None
+
+    def _file(self, suffix: str) -> HashingFile: ...
+
+    def report_values(self, item: ItemRow) -> tuple[str, str]: ...
+
+    def note_formulas(self, item: ItemRow, cells: dict[str, str]) -> None: ...
+
+
+class _Where(TypedDict):
+    index: int
+    label: str
+
+
+class TaskFiles:
+    """The task files of one export."""
+
+    def __init__(self, export: Export, kinds: dict[str, KindCount]) -> None:
         # What runs show a model (Gastric-X only: the runs' imports are paid where needed).
         from annotations.services.runs.tasks import report_kind
 
-        self.export, self.cases, self.report_kind = export, {}, report_kind
-        self.report_tsv = self.report_test = self.localization = self.retrieval = None
+        self.export = export
+        self.cases: dict[int, CaseSide] = {}
+        # report_kind reads only `target` and `task`, which a row has too; it is annotated `Item`.
+        self.report_kind: Callable[[ItemRow], str] = report_kind  # type: ignore[assignment]
+        self.report_tsv: TsvWriter | None = None
+        self.report_test: TsvWriter | None = None
+        self.localization: taskfiles.Localization | None = None
+        self.retrieval: taskfiles.Retrieval | None = None
         if opened := kinds.get(ItemKind.OPEN):
             columns = taskfiles.report_columns(
                 l2_category=opened["l2"] > 0, split=opened["split"] > 0
@@ -74,6 +101,7 @@ class TaskFiles:
             self.export.note_formulas(item, cells)
             pictures = taskfiles.report_pictures(self.report_kind(item), case, refs)
             out = self.report_test if withhold else self.report_tsv
+            assert out is not None  # opened for the export's open items (and its withheld split)
             out.write(cells, item.source_index, list(pictures), self._base64(pictures, case))
             answer["answer"] = item.reference
         elif item.kind == ItemKind.BOX:
@@ -83,6 +111,7 @@ class TaskFiles:
                 raise DomainError(
                     gettext("Retrieval pair %(index)s has no case.") % {"index": item.source_index}
                 )
+            assert self.retrieval is not None  # opened for the export's retrieval pairs
             self.retrieval.case(case.code, taskfiles.case_images(case))
             self.retrieval.pair(
                 index=item.source_index, case_id=None if withhold else case.code,
@@ -90,6 +119,7 @@ class TaskFiles:
             )  # fmt: skip
             answer["case_id"] = case.code
         if withhold:
+            assert self.export.answers is not None  # opened for the withheld split
             self.export.answers.write(answer, fast=False)
 
     def _base64(self, pictures: dict, case):
@@ -105,7 +135,7 @@ class TaskFiles:
         """Record a localization item; its target (box and image, 3D entry) for the answers."""
         target, code = item.target or {}, case.code if case else None
         label, voxel, phase = str(target.get("label") or "tumor"), target.get("voxel"), None
-        where = {"index": item.source_index, "label": label}
+        where = _Where(index=item.source_index, label=label)
         if isinstance(voxel, list) and len(voxel) == 6:
             phase = target.get("phase")
             volume = case.volume(phase) if case else None
@@ -125,16 +155,18 @@ class TaskFiles:
                     % {"index": item.source_index}
                 )
         place = {"phase": phase} if phase else {"image": image["image"]}
+        assert self.localization is not None  # opened for the export's box items
         self.localization.item(**where, case_id=code, split=item.split, **place)
         if not withhold:
             self.localization.box(**where, image=image, box=box, box_3d=box_3d)
         return {"image": image, "box": box, "box_3d": box_3d}
 
     def close(self, header: dict) -> None:
+        # A HashingFile takes the bytes these writers write; their annotation asks for an IO.
         if self.localization is not None:
-            self.localization.write(self.localization_out, header)
+            self.localization.write(self.localization_out, header)  # type: ignore[arg-type]
         if self.retrieval is not None:
-            self.retrieval.write(self.retrieval_out, header)
+            self.retrieval.write(self.retrieval_out, header)  # type: ignore[arg-type]
 
 
 def _slice_png(case_code: str, volume: rows.VolumeRow, z: int) -> bytes:
