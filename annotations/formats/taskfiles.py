@@ -7,7 +7,6 @@ a few numbers per box or report (no image data), so they stay small next to the 
 
 from __future__ import annotations
 
-import string
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
@@ -16,7 +15,6 @@ from annotations.formats.jsonexport import dumps_canonical
 from annotations.formats.stream import image_file_name, quoted
 from annotations.imaging.geometry import VolumeGeometry, box_voxel_to_mm
 
-LETTERS = string.ascii_uppercase
 REPORT_TSV_COLUMNS = ("index", "image", "question", "answer", "category", "l2-category", "split")
 LOCALIZATION_SCHEMA = "clinreview.localization/1"
 RETRIEVAL_SCHEMA = "clinreview.retrieval/1"
@@ -41,27 +39,6 @@ RETRIEVAL_DESCRIPTION = {
     "ranks every report for each case. A withheld pair has no case_id here (see "
     "NAME_test_answers.json).",
 }
-
-
-class LabelSetError(ValueError):
-    """A classification item that cannot be written as a multiple-choice row."""
-
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(field, problem)
-        self.field, self.problem = field, problem
-
-
-def label_choice(labels: Sequence[str] | None, answer: str, field: str) -> tuple[list[str], str]:
-    """(options, letter) of a classification item: its label set lettered A, B, … in the set's
-    order (as runs ask it). VLMEvalKit reads only single-letter option columns, so a set of
-    more than 26 labels cannot be written; neither can a label outside its set."""
-    if not labels:
-        raise LabelSetError(field, "missing")
-    if len(labels) > len(LETTERS):
-        raise LabelSetError(field, "too_many")
-    if answer not in labels:
-        raise LabelSetError(field, "outside")
-    return list(labels), LETTERS[list(labels).index(answer)]
 
 
 def report_columns(*, l2_category: bool, split: bool) -> list[str]:

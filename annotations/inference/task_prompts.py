@@ -84,6 +84,11 @@ def label_options(labels: Sequence[str]) -> dict[str, str]:
     return dict(zip(string.ascii_uppercase, labels, strict=False))
 
 
+def letter_of(options: Mapping[str, str], label: str) -> str:
+    """The letter `label` is asked with among lettered options (`label_options`); '' if none."""
+    return next((letter for letter, text in options.items() if text == label), "")
+
+
 def label_for_letter(letter: str | None, labels: Sequence[str]) -> str | None:
     """The label an extracted option letter stands for; None for no or an unknown letter."""
     if not letter:

@@ -19,6 +19,7 @@ from annotations.inference.task_prompts import (
     format_indicators,
     label_for_letter,
     label_options,
+    letter_of,
     task_prompt_overview,
 )
 from annotations.scoring import extract_mcq
@@ -63,6 +64,9 @@ def test_classification_asks_the_label_set_as_lettered_options():
     assert label_for_letter("Z", STAGES) is None
     assert label_for_letter(None, STAGES) is None
     assert label_for_letter("", STAGES) is None
+    # The other way, as releases and the frequent-answer baseline letter a gold label.
+    assert letter_of(label_options(STAGES), "IIB") == "D"
+    assert letter_of(label_options(STAGES), "IV") == ""
 
 
 def test_label_sets_that_cannot_be_options_are_refused():

@@ -346,13 +346,6 @@ def test_a_published_release_shows_and_serves_every_task_file(made, tmp_path, se
     assert "report–case pairs for retrieval in both directions" in page
 
 
-def test_label_choice_letters_the_set_in_its_order():
-    assert taskfiles.label_choice(["N0", "N1", "N2"], "N2", "n") == (["N0", "N1", "N2"], "C")
-    with pytest.raises(taskfiles.LabelSetError) as error:
-        taskfiles.label_choice(list(string.ascii_letters[:27]), "a", "x")
-    assert error.value.problem == "too_many"
-
-
 def test_an_imported_gastricx_case_is_released_per_task(tmp_path, settings, people):
     settings.MEDIA_ROOT = str(tmp_path / "media")
     write_case(tmp_path / "cases", "GX-IMP", phases=SMALL_GEOMETRY)

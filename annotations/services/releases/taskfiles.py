@@ -25,18 +25,20 @@ from annotations.services.errors import DomainError
 def as_choice(item: ItemRow, label_sets: dict) -> ItemRow:
     """A classification item as a multiple-choice row: its label set as options A, B, … (in
     the set's order, as runs ask it), the letter of its reviewed label as answer."""
+    from annotations.inference.task_prompts import label_options, letter_of
+
     field = str((item.target or {}).get("field") or "label")
-    try:
-        options, letter = taskfiles.label_choice(label_sets.get(field), item.answer, field)
-    except taskfiles.LabelSetError:
-        # Sets that are missing or too long were refused before the export (check_label_sets).
+    # Sets that are missing or past 26 labels were refused before the export (check_label_sets).
+    options = label_options(label_sets[field])
+    letter = letter_of(options, item.answer)
+    if not letter:
         raise DomainError(
             gettext(
                 "Classification item %(index)s answers '%(answer)s', not a label of '%(field)s'."
             )
             % {"index": item.source_index, "answer": item.answer, "field": field}
-        ) from None
-    return replace(item, options=options, answer=letter)
+        )
+    return replace(item, options=list(options.values()), answer=letter)
 
 
 class Export(Protocol):

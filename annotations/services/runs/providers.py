@@ -17,6 +17,7 @@ from annotations.inference import (
     OpenAICompatibleProvider,
     RandomBaseline,
 )
+from annotations.inference.task_prompts import label_options, letter_of
 from annotations.models import EndpointKind, ItemKind, ModelEndpoint, Run
 from annotations.models.item import LETTERS
 from annotations.selectors.runs import run_items
@@ -133,8 +134,9 @@ def _answer_counts(run: Run) -> dict[str, Counter[str]]:
     counts: dict[str, Counter[str]] = {}
     for (category, answer, kind, field), n in rows.items():
         if kind == ItemKind.LABEL:
-            labels = list(label_sets.get(field or "label") or [])
-            position = labels.index(answer) if answer in labels else len(LETTERS)
-            answer = LETTERS[position] if position < len(LETTERS) else ""
+            labels = label_sets.get(field or "label") or []
+            # Sets past 26 labels are refused on import; here such an item just counts as "".
+            fits = 0 < len(labels) <= len(LETTERS)
+            answer = letter_of(label_options(labels), answer) if fits else ""
         counts.setdefault(category, Counter())[answer] += n
     return counts

@@ -27,6 +27,7 @@ from annotations.inference.task_prompts import (
     build_localization_prompt,
     build_report_prompt,
     label_options,
+    letter_of,
 )
 from annotations.models import Image, Item, ItemKind, Volume
 from annotations.scoring.boxes import box3d_from_slice_boxes
@@ -105,8 +106,7 @@ def choice_options(item: Item, label_sets: dict[str, list[str]]) -> tuple[dict[s
     if item.kind != ItemKind.LABEL:
         return dict(item.lettered_options), item.answer
     options = label_options(item_labels(item, label_sets))
-    gold = next((letter for letter, label in options.items() if label == item.answer), "")
-    return options, gold
+    return options, letter_of(options, item.answer)
 
 
 def report_kind(item: Item) -> str:
