@@ -11,7 +11,6 @@ import os
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, TypedDict
 
 from django.core.files.storage import FileSystemStorage, default_storage
@@ -459,7 +458,7 @@ def label_fields(items: QuerySet[Item]) -> list[str]:
 
 class ReleaseImages:
     """Image bytes as a release writes them: stored JPEG/PNG as they are, other formats as PNG
-    (converted once while reused nearby); `place` files one into the local layout's images/."""
+    (converted once while reused nearby)."""
 
     CONVERTED = 256
 
@@ -470,7 +469,6 @@ class ReleaseImages:
             else None
         )
         self.converted: OrderedDict[int, bytes] = OrderedDict()
-        self.files_placed = self.bytes_placed = 0
 
     def row(self, refs: list[ImageRef]) -> Callable[[Hashable], bytes]:
         """base64 by image id (the TSV writers' image key) for one row, each image read once
@@ -509,14 +507,8 @@ class ReleaseImages:
             raise OSError(f"{path} holds {len(data)} bytes, not the {ref.size} its record says")
         return data
 
-    def place(self, folder: Path, ref: ImageRef) -> str:
-        """Put the image into `folder` once, named by its sha256; return the name."""
-        name = stream.image_file_name(ref.sha256, ref.format)
-        source = None
-        if self.root is not None and ref.format in stream.PASS_THROUGH:
-            source = self.root + ref.file
-        size = stream.place_image(folder / name, source, ref.size, lambda: self.data(ref))
-        if size is not None:
-            self.files_placed += 1
-            self.bytes_placed += size
-        return name
+    def stored_path(self, ref: ImageRef) -> str | None:
+        """The stored file of a JPEG or PNG, which a release may link to; None otherwise."""
+        if self.root is None or ref.format not in stream.PASS_THROUGH:
+            return None
+        return self.root + ref.file

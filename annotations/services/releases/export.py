@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from django.utils.translation import gettext
@@ -84,6 +85,9 @@ class _Export:
         self.kinds = rows.kind_counts(
             self.items, self.report.l2_category if self.report else "l2_category"
         )
+        # Releases of multiple-choice items only keep their earlier bytes: no kind counts, no
+        # task files, no extra layout entries.
+        self.kind_counted = bool(set(self.kinds) - {ItemKind.MCQ})
         self.label_sets = benchmark.label_sets or {}
         letters = check_label_sets(self.label_sets, self.items) if "label" in self.kinds else 0
         self.columns = rows.tsv_columns(
@@ -99,6 +103,7 @@ class _Export:
         )
         self.shared = rows.shared_image_ids(self.items)
         self.images = rows.ReleaseImages()
+        self.files_placed = self.bytes_placed = 0  # the local layout's images/
         self.files: list[HashingFile] = []
         self.counts: dict[str, Counter] = {"category": Counter(), "split": Counter()}
         self.l2: Counter[str] = Counter()
@@ -206,6 +211,19 @@ class _Export:
     def report_values(self, item: ItemRow) -> tuple[str, str]:
         return self.report.values(item) if self.report else (item.category, item.l2_category)
 
+    def _place(self, ref: ImageRef) -> str:
+        """Put the image into images/ once, named by its sha256 (a hard link to a stored JPEG or
+        PNG, which is never rewritten); return the name."""
+        assert self.images_dir is not None  # the local layout
+        name = stream.image_file_name(ref.sha256, ref.format)
+        source = self.images.stored_path(ref)
+        data = partial(self.images.data, ref)
+        size = stream.place_image(self.images_dir / name, source, ref.size, data)
+        if size is not None:
+            self.files_placed += 1
+            self.bytes_placed += size
+        return name
+
     def _write_rows(self, item: ItemRow, refs: list[ImageRef], withhold: bool) -> None:
         cells = self.text_cells(item)
         self.note_formulas(item, cells)
@@ -213,7 +231,7 @@ class _Export:
         base64 = self.images.row(refs)
         names: list[str] = []
         if self.images_dir is not None:  # the local layout (NAME_local.tsv)
-            names = [self.images.place(self.images_dir, ref) for ref in refs]
+            names = [self._place(ref) for ref in refs]
         index = item.source_index
         if withhold:
             assert self.answers is not None and self.test is not None  # opened for the split
@@ -242,7 +260,7 @@ class _Export:
             self.counts["category"][category] += 1
             self.counts["split"][item.split] += 1
         self.items_sha256.update("".join(f"{i.source_index}:{i.version}\n" for i in chunk).encode())
-        if set(self.kinds) - {ItemKind.MCQ}:
+        if self.kind_counted:
             self.counts.setdefault("kind", Counter()).update(item.kind for item in chunk)
 
     def _manifest(self) -> dict:
@@ -284,8 +302,8 @@ class _Export:
                 "tsv": f"{name}_local.tsv",
                 "images": "images/",
                 "image_path_relative_to": "images/",
-                "image_files": self.images.files_placed,
-                "image_bytes": self.images.bytes_placed,
+                "image_files": self.files_placed,
+                "image_bytes": self.bytes_placed,
             }
         if self.parts:
             layout["parts"] = [
@@ -301,7 +319,7 @@ class _Export:
             }
         if self.options.coco:
             layout["coco"] = f"{name}_coco.json"
-        if set(self.kinds) - {ItemKind.MCQ}:
+        if self.kind_counted:
             layout["tsv_rows"] = self.main.rows
             layout.update(taskfiles.task_layout(name, self.tasks) if self.tasks else {})
         return layout
