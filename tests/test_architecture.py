@@ -35,6 +35,10 @@ PLANTS = {
         "annotations/views/_planted.py",
         "from annotations.tasks.degrade import benchmark_degrade_task\n",
     ),
+    "services-below-tasks": (
+        "annotations/services/_planted.py",
+        "from annotations.tasks.runs import run_chunk_execute\n",
+    ),
     "releases-own-columns": (
         "annotations/services/releases/_planted.py",
         "from annotations.services.imports import CORE_COLUMNS\n",

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from django.conf import settings
-from django.db import transaction
 from django.utils.translation import gettext as _
 
 from annotations.formats import open_reader
 from annotations.formats.errors import RowProblem
 from annotations.formats.vlmeval import McqTsvReader
 from annotations.models import Benchmark, Family, Job
+from annotations.services import dispatch
 from annotations.services.errors import DomainError
 from annotations.services.imports import ImportFailed, import_limits
 from annotations.services.jobs import job_create
@@ -114,9 +114,7 @@ def import_start(*, stored: StoredUpload, family: str, name: str, user) -> Job:
     problems = upload_problems(stored=stored, family=family)
     if problems:
         raise ImportFailed(problems)
-    from annotations.tasks.imports import benchmark_import_task  # tasks import services
-
     params = {"path": str(stored.path), "family": family, "name": name, "file_name": stored.name}
     job = job_create(kind="import", params=params, user=user)
-    transaction.on_commit(lambda: benchmark_import_task.delay(job.id))
+    dispatch.enqueue(dispatch.BENCHMARK_IMPORT, job.id)
     return job

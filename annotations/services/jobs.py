@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from django.db import transaction
@@ -25,7 +24,8 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotations.models import Job, JobChunk, JobStatus, Release, Run
+from annotations.models import Job, JobChunk, JobStatus
+from annotations.services import dispatch
 from annotations.services.errors import DomainError
 from annotations.services.recovery import (
     Kind,
@@ -227,10 +227,8 @@ def _job_plan(lease: Lease, job: Job, work: ChunkedWork) -> list[JobChunk] | Non
 
 
 def _send_chunks(chunk_ids: list[int]) -> None:
-    from annotations.tasks.jobs import job_chunk_task  # import cycle
-
     for pk in chunk_ids:
-        transaction.on_commit(partial(job_chunk_task.delay, pk))
+        dispatch.enqueue(dispatch.JOB_CHUNK, pk)
 
 
 def _chunk_restart(lease: Lease, chunk: JobChunk) -> None:
@@ -343,27 +341,4 @@ def job_retry(*, job: Job) -> Job:
 
 def job_send(*, job_id: int, kind: str) -> None:
     """Send a job's task (after the commit that queued it)."""
-    from annotations.tasks.degrade import benchmark_degrade_task  # import cycle
-    from annotations.tasks.imports import benchmark_import_task
-    from annotations.tasks.triage import triage_benchmark_task
-
-    task = {
-        "degrade": benchmark_degrade_task,
-        "triage": triage_benchmark_task,
-        "import": benchmark_import_task,
-    }[kind]
-    task.delay(job_id)
-
-
-def background_retry(*, work: Job | Run | Release) -> None:
-    """Retry failed background work from the Jobs page, through the retry of its own kind: a
-    model run's (its failed and unanswered items), a release's (a fresh build) or a job's."""
-    from annotations.services.releases import release_retry
-    from annotations.services.runs import run_retry
-
-    if isinstance(work, Run):
-        run_retry(run=work)
-    elif isinstance(work, Release):
-        release_retry(release=work)
-    else:
-        job_retry(job=work)
+    dispatch.send(dispatch.JOB_TASKS[kind], job_id)

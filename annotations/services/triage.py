@@ -63,6 +63,7 @@ from annotations.scoring.triage import (
     reviewer_signals,
 )
 from annotations.scoring.triage.broken import LETTERS
+from annotations.services import dispatch
 from annotations.services.errors import DomainError
 from annotations.services.jobs import Check, ChunkedWork, PlannedChunk
 
@@ -413,7 +414,6 @@ def triage_schedule(*, benchmark_id: int, user: Any = None) -> Any:
     """
     from annotations.models import Job, JobStatus
     from annotations.services.jobs import job_create
-    from annotations.tasks.triage import triage_benchmark_task  # import cycle
 
     waiting = Job.objects.filter(
         kind="triage", benchmark_id=benchmark_id, status=JobStatus.QUEUED
@@ -421,5 +421,5 @@ def triage_schedule(*, benchmark_id: int, user: Any = None) -> Any:
     if waiting is not None:
         return waiting
     job = job_create(kind="triage", params={}, user=user, benchmark=Benchmark(pk=benchmark_id))
-    transaction.on_commit(lambda: triage_benchmark_task.delay(job.pk))
+    dispatch.enqueue(dispatch.TRIAGE_BENCHMARK, job.pk)
     return job

@@ -12,8 +12,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotations.access import CURATOR, role_required
 from annotations.selectors import jobs as selectors
+from annotations.services.background import background_retry
 from annotations.services.errors import DomainError
-from annotations.services.jobs import background_retry
 from annotations.services.recovery import stale_seconds
 
 PAGE = "jobs/list.html"

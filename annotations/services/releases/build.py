@@ -16,6 +16,7 @@ from django.utils.translation import gettext
 from annotations.formats import stream
 from annotations.formats.release_layout import PART_BYTES, TEMP_MARK, ExportOptions
 from annotations.models import Benchmark, Release, ReleaseItem, ReleaseStatus
+from annotations.services import dispatch
 from annotations.services.errors import DomainError
 from annotations.services.recovery import Lease, LeaseLost, heartbeat, lease_claim, lease_update
 from annotations.services.releases import export
@@ -88,10 +89,8 @@ def release_create(
 
 def release_start(**fields) -> Release:
     """Create a release and build it on a worker once the row is committed."""
-    from annotations.tasks.releases import release_build_task
-
     release = release_create(**fields)
-    transaction.on_commit(lambda: release_build_task.delay(release.pk))
+    dispatch.enqueue(dispatch.RELEASE_BUILD, release.pk)
     return release
 
 
@@ -174,15 +173,13 @@ def release_fail(*, release_id: int, message: str, attempt: int | None = None) -
 
 def release_retry(*, release: Release) -> Release:
     """Queue a failed release for a fresh build on a worker."""
-    from annotations.tasks.releases import release_build_task
-
     with transaction.atomic():
         changed = Release.objects.filter(pk=release.pk, status=ReleaseStatus.FAILED).update(
             status=ReleaseStatus.QUEUED, error="", progress=0, heartbeat_at=timezone.now()
         )
         if not changed:
             raise DomainError(gettext("Only a failed release can be retried."))
-        transaction.on_commit(lambda: release_build_task.delay(release.pk))
+        dispatch.enqueue(dispatch.RELEASE_BUILD, release.pk)
     release.refresh_from_db()
     return release
 

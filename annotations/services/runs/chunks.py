@@ -17,6 +17,7 @@ from django.db import transaction
 
 from annotations.models import Run, RunChunk, RunKind, RunStatus
 from annotations.selectors.runs import run_items
+from annotations.services import dispatch
 
 MIN_ROUNDS = 4
 MAX_ROUNDS = 16
@@ -84,7 +85,5 @@ def chunks_send(*, run_id: int) -> None:
 
 
 def _send(chunk_ids: list[int]) -> None:
-    from annotations.tasks.runs import run_chunk_execute  # import cycle
-
     for chunk_id in chunk_ids:
-        run_chunk_execute.delay(chunk_id)
+        dispatch.send(dispatch.RUN_CHUNK_EXECUTE, chunk_id)
