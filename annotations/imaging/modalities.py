@@ -22,3 +22,6 @@ ANY_MODALITY_KINDS = (
     "motion_blur",
     "gaussian_blur",
 )
+
+# The phases of a contrast CT study, in the order they are acquired.
+CT_PHASES = ("non_contrast", "arterial", "venous", "delayed")

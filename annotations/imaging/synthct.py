@@ -20,8 +20,9 @@ from pydicom.uid import PYDICOM_IMPLEMENTATION_UID, CTImageStorage, ExplicitVRLi
 from pydicom.valuerep import format_number_as_ds
 
 from annotations.imaging.geometry import IDENTITY_DIRECTION
+from annotations.imaging.modalities import CT_PHASES
 
-PHASES = ("non_contrast", "arterial", "venous", "delayed")
+PHASES = CT_PHASES
 RESCALE_INTERCEPT = -1024
 STORED_MAX = 65535
 

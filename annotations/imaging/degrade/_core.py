@@ -12,7 +12,6 @@ from annotations.imaging.modalities import HISTOPATHOLOGY_KINDS as _HISTO_ONLY
 from annotations.imaging.modalities import MODALITIES
 from annotations.imaging.modalities import MRI_KINDS as _MRI_ONLY
 
-from . import _ct, _generic, _histo, _mri
 from ._common import DegradationError, Params
 
 Degrader = Callable[[np.ndarray, str, np.random.Generator], tuple[np.ndarray, Params]]
@@ -24,16 +23,21 @@ _ONLY_FOR = {"ct": _CT_ONLY, "mri": _MRI_ONLY, "histopathology": _HISTO_ONLY}
 # spellings that published benchmark files use for the same modalities
 _ALIASES = {"mr": "mri", "pathology": "histopathology", "xray": "x-ray"}
 
-_DEGRADERS: dict[str, Degrader] = {
-    kind: getattr(module, kind)
+
+def _degrader(kind: str) -> Degrader:
+    # The degraders bring scipy and scikit-image (about a second to load): they are loaded by the
+    # first degradation, not by every process that only lists the kinds (forms, the URL conf).
+    from . import _ct, _generic, _histo, _mri
+
     for module, kinds in (
         (_ct, _CT_ONLY),
         (_mri, _MRI_ONLY),
         (_histo, _HISTO_ONLY),
         (_generic, _ANY_MODALITY),
-    )
-    for kind in kinds
-}
+    ):
+        if kind in kinds:
+            return getattr(module, kind)
+    raise DegradationError(f"unknown degradation kind {kind!r}")
 
 
 def kinds_for_modality(modality: str) -> list[str]:
@@ -53,7 +57,7 @@ def apply(
     dict is JSON-serialisable and holds kind, severity, seed, modality and every draw that
     shapes the result; the same arguments give a bit-identical array.
     """
-    if kind not in _DEGRADERS:
+    if kind not in KINDS:
         raise DegradationError(
             f"unknown degradation kind {kind!r}; expected one of {', '.join(KINDS)}"
         )
@@ -64,7 +68,7 @@ def apply(
     _check_image(image)
     low, high = _intensity_frame(image)
     x = (image.astype(np.float64) - low) / (high - low)
-    degraded, drawn = _DEGRADERS[kind](x, severity, np.random.default_rng(seed))
+    degraded, drawn = _degrader(kind)(x, severity, np.random.default_rng(seed))
     out = _to_dtype(degraded * (high - low) + low, image)
     params: dict = {"kind": kind, "severity": severity, "seed": int(seed), "modality": modality}
     params["intensity_frame"] = [float(low), float(high)]

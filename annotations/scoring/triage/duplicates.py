@@ -16,7 +16,6 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-import imagehash
 import numpy as np
 from PIL import Image
 from rapidfuzz import fuzz
@@ -41,6 +40,8 @@ ImageKey = Hashable
 
 def image_hashes(data: bytes) -> tuple[int, int] | None:
     """(phash, dhash) of an encoded image as 64-bit integers; None if it cannot be decoded."""
+    import imagehash  # it loads scipy: only the triage worker pays for it, not every page
+
     try:
         with Image.open(io.BytesIO(data)) as image:
             # JPEG draft mode decodes at 1/8 scale: hashes look at 32×32 pixels anyway.
