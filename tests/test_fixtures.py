@@ -1,4 +1,4 @@
-"""The sample files in fixtures/ import through `import_benchmark`, as the README's "Try an
+"""The sample files in fixtures/ import through `import_benchmark`, as docs/curators.md's "Try an
 import" shows, and are exactly what `python -m demo.fixtures` writes."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 No manual `ANALYZE`: the services that write in bulk refresh the statistics themselves, and
 every queue reads one range of an index in its own order, so no plan sorts a whole queue. The
-timings are measured by `bench/review_load.py` (and in the README), not asserted here.
+timings are measured by `bench/review_load.py` (and in docs/performance.md), not asserted here.
 """
 
 from __future__ import annotations
