@@ -1,8 +1,8 @@
 """The layering rules in .importlinter hold for the code, and each one catches a planted leak.
 
-Each test copies the packages into a temporary folder, adds one module that breaks one rule, and
-runs `lint-imports` there limited to that rule: the rule must report it. The same rule run on the
-unplanted copy is kept, so the failure comes from the plant and not from the tree.
+The packages are copied once into a temporary folder, where every contract is first shown kept;
+then each test adds one module that breaks one rule, runs `lint-imports` there limited to that
+rule (the rule must report it) and removes its module again.
 """
 
 from __future__ import annotations
@@ -54,12 +54,18 @@ def _lint(folder: Path, *contracts: str) -> subprocess.CompletedProcess:
     return subprocess.run(args, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
 
 
-def _copy_tree(folder: Path) -> Path:
+@pytest.fixture(scope="module")
+def unplanted_copy(tmp_path_factory) -> Path:
+    """One copy of the packages for every plant (each test removes its own), on which every
+    contract is kept: so a failure below comes from the plant and not from the copy."""
+    folder = tmp_path_factory.mktemp("architecture")
     for package in PACKAGES:
         shutil.copytree(
             ROOT / package, folder / package, ignore=shutil.ignore_patterns("__pycache__")
         )
     shutil.copy(ROOT / ".importlinter", folder / ".importlinter")
+    kept = _lint(folder)
+    assert kept.returncode == 0, kept.stdout + kept.stderr
     return folder
 
 
@@ -76,14 +82,14 @@ def test_every_contract_has_a_planted_violation():
 
 
 @pytest.mark.parametrize("contract", sorted(PLANTS))
-def test_the_contract_catches_a_planted_violation(tmp_path, contract):
-    folder = _copy_tree(tmp_path)
-    kept = _lint(folder, contract)
-    assert kept.returncode == 0, kept.stdout + kept.stderr
-
+def test_the_contract_catches_a_planted_violation(unplanted_copy, contract):
     path, source = PLANTS[contract]
-    (folder / path).write_text(source)
-    broken = _lint(folder, contract)
+    plant = unplanted_copy / path
+    plant.write_text(source)
+    try:
+        broken = _lint(unplanted_copy, contract)
+    finally:
+        plant.unlink()
 
     assert broken.returncode == 1, broken.stdout + broken.stderr
     assert "BROKEN" in broken.stdout
