@@ -45,12 +45,13 @@ test: $(VENV)/.installed-test chromium gettext
 	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
 
 # The integration tests (real Celery workers on Redis), and every other non-browser test again,
-# on PostgreSQL: the same code must hold on the production database.
+# on PostgreSQL: the same code must hold on the production database. The pure cores' tests that
+# use no database are not repeated (--skip-database-free, tests/conftest.py): make test ran them.
 integration: $(VENV)/.installed-test
 	CLINREVIEW_REQUIRE_SERVICES=1 \
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} \
 	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/0} \
-	$(PY) -m pytest -m "not browser" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not browser" --skip-database-free $(PYTEST_ARGS)
 
 # Exactly what a deployment must set: a key and its host names; DEBUG is off when unset.
 check-deploy: $(VENV)/.installed
