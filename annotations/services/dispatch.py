@@ -37,6 +37,8 @@ def send(task_name: str, *args: object) -> None:
 
     task = app.tasks.get(task_name)
     if task is None:
-        app.loader.import_default_modules()  # the task modules (autodiscovery), once
+        # The task modules, found as the worker finds them (autodiscovery), once per process;
+        # not through import_default_modules, which would also run Django's system checks.
+        app.autodiscover_tasks(force=True)
         task = app.tasks[task_name]
     task.delay(*args)

@@ -3,6 +3,10 @@ a task the worker knows, a message leaves only after the commit, and a wrong nam
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -10,6 +14,8 @@ from django.db import transaction
 
 from annotations.services import dispatch
 from clinreview.celery import app
+
+ROOT = Path(__file__).resolve().parents[2]
 
 NAMES = (
     dispatch.BENCHMARK_IMPORT,
@@ -23,15 +29,14 @@ NAMES = (
 
 def test_every_name_is_a_task_the_worker_registers():
     # What a worker sees: the task modules found by autodiscovery.
-    app.loader.import_default_modules()
+    app.autodiscover_tasks(force=True)
     assert set(NAMES) <= set(app.tasks)
     assert set(dispatch.JOB_TASKS.values()) <= set(NAMES)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_task_is_sent_after_the_commit_and_not_after_a_rollback():
-    task = app.tasks[dispatch.RELEASE_BUILD]
-    with mock.patch.object(task, "delay") as delay:
+    with mock.patch("celery.app.task.Task.delay") as delay:
         with transaction.atomic():
             dispatch.enqueue(dispatch.RELEASE_BUILD, 7)
             delay.assert_not_called()
@@ -47,3 +52,30 @@ def test_a_task_is_sent_after_the_commit_and_not_after_a_rollback():
 def test_a_name_no_task_registers_is_an_error():
     with pytest.raises(KeyError):
         dispatch.send("annotations.no_such_task", 1)
+
+
+def test_a_process_that_never_imported_the_tasks_sends_by_name():
+    # A web process: the tasks are not loaded at start (tests/test_startup.py); the first send
+    # finds them as a worker does.
+    probe = """
+import sys
+import django
+django.setup()
+from unittest import mock
+from annotations.services import dispatch
+assert "annotations.tasks" not in sys.modules
+with mock.patch("celery.app.task.Task.delay") as delay:
+    dispatch.send(dispatch.RELEASE_BUILD, 5)
+assert delay.call_args == mock.call(5), delay.call_args
+assert "annotations.tasks.releases" in sys.modules
+"""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "clinreview.settings", "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
