@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations.models import Item, Release
 from annotations.services.releases import release_build, release_create
@@ -46,7 +47,7 @@ def test_an_empty_selection_is_refused_with_its_reason(page, live_server, login,
     page.click("button:has-text('Preview the release')")
 
     assert "Nothing to release." in page.inner_text("#release-preview")
-    assert page.locator("button[name=confirm]").count() == 0
+    expect(page.locator("button[name=confirm]")).to_have_count(0)
     assert not Release.objects.exists() and queued == []
 
 
