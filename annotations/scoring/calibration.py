@@ -35,8 +35,10 @@ __all__ = [
     "calibration_by",
     "calibration_group",
     "calibration_shift",
+    "confidence_of",
     "expected_calibration_error",
     "letter_confidence",
+    "letter_distribution",
     "reliability_bins",
 ]
 
@@ -77,18 +79,17 @@ def _logprob(value: Any) -> float | None:
     return float(value) if not math.isnan(value) else None
 
 
-def letter_confidence(
-    content: Sequence[Mapping[str, Any]] | None, letter: str, letters: Sequence[str]
-) -> float | None:
-    """The answer `letter`'s probability among `letters` (see the module docstring).
+def letter_distribution(
+    content: Sequence[Mapping[str, Any]] | None, letters: Sequence[str]
+) -> dict[str, float] | None:
+    """The option letters' probabilities, renormalised over those present, at the first token
+    of `content` whose top log-probabilities hold one; None when no token does.
 
     `content` is OpenAI's `choices[0].logprobs.content`: one entry per generated token with its
     `token`, `logprob` and `top_logprobs` (a list of `{token, logprob}`).
     """
-    if not content or not letter or letter not in letters:
-        return None
     options = set(letters)
-    for position in content:
+    for position in content or ():
         if not isinstance(position, Mapping):
             continue
         candidates = list(position.get("top_logprobs") or [])
@@ -106,10 +107,27 @@ def letter_confidence(
             found = _token_letter(token, options)
             if found is not None:
                 mass[found] += math.exp(logprob)
-        if mass:
-            total = sum(mass.values())
-            return mass.get(letter, 0.0) / total if total > 0 else None
+        total = sum(mass.values())
+        if mass and total > 0:
+            return {letter: mass[letter] / total for letter in sorted(mass)}
     return None
+
+
+def confidence_of(distribution: Mapping[str, float] | None, letter: str) -> float | None:
+    """The answer `letter`'s confidence from its position's distribution (0 when the letter
+    is not in it); None without a distribution or a letter."""
+    if not distribution or not letter:
+        return None
+    return float(distribution.get(letter, 0.0))
+
+
+def letter_confidence(
+    content: Sequence[Mapping[str, Any]] | None, letter: str, letters: Sequence[str]
+) -> float | None:
+    """The answer `letter`'s probability among `letters` (see the module docstring)."""
+    if not letter or letter not in letters:
+        return None
+    return confidence_of(letter_distribution(content, letters), letter)
 
 
 # --- calibration metrics --------------------------------------------------------------------
