@@ -12,36 +12,19 @@ from typing import Any
 
 from django.conf import settings
 
-from annotations.models import Family, Item, Prediction, Run
+from annotations.models import Prediction, Run
 from annotations.scoring.calibration import CalibrationSettings, calibration_by, calibration_shift
 from annotations.scoring.cliffs import CliffRule, capability_robustness, find_cliffs
+from annotations.selectors.calibration import item_capability, item_level
 from annotations.services.runs.tasks import CHOICE_KINDS
 
 CALIBRATION_FIELDS = ("severity", "degradation_type", "modality", "source", "capability")
-CAPABILITY_COLUMNS = ("capability", "Capability", "ability")
 
 
 def cliff_rule() -> CliffRule:
     """The cliff rule's thresholds: `CLINREVIEW_CLIFF_RULE` (a dict) overrides the defaults."""
     overrides = getattr(settings, "CLINREVIEW_CLIFF_RULE", None) or {}
     return CliffRule(**overrides)
-
-
-def item_capability(item: Item | dict[str, Any]) -> str:
-    extra = item["extra"] if isinstance(item, dict) else item.extra
-    l2 = item["l2_category"] if isinstance(item, dict) else item.l2_category
-    for column in CAPABILITY_COLUMNS:
-        value = (extra or {}).get(column)
-        if value not in (None, ""):
-            return str(value)
-    return l2 or ""
-
-
-def item_level(*, severity: str, family: str) -> str:
-    """clean / mild / severe; '' for an item of a benchmark without degradations."""
-    if severity:
-        return severity
-    return "clean" if family == Family.MEDQDEG else ""
 
 
 def run_records(run: Run) -> list[dict[str, Any]]:
@@ -69,9 +52,7 @@ def run_records(run: Run) -> list[dict[str, Any]]:
             "degradation_type": row["item__degradation_type"],
             "modality": row["item__modality"],
             "source": row["item__source"],
-            "capability": item_capability(
-                {"extra": row["item__extra"], "l2_category": row["item__l2_category"]}
-            ),
+            "capability": item_capability(row["item__extra"], row["item__l2_category"]),
         }
         for row in rows.order_by("item_id").iterator(chunk_size=2000)
     ]
