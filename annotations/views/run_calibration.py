@@ -62,9 +62,7 @@ def run_cliff_items(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run(request, pk)
     kind = request.GET.get("type", "")
     modality = request.GET.get("modality", "")
-    triples = calibration_selectors.cliff_triples(
-        run, degradation_type=kind, modality=modality
-    )
+    triples = calibration_selectors.cliff_triples(run, degradation_type=kind, modality=modality)
     cliffs = calibration_selectors.run_cliffs(run)
     row = next(
         (

@@ -243,8 +243,8 @@ class CalibrationEndToEndTests(TestCase):
             assert row["drop_mild"] == pytest.approx(drop_mild)
             assert row["drop_severe"] == pytest.approx(drop_severe)
             for before, after, key in ((clean, mild, "p_mild"), (mild, severe, "p_severe")):
-                b = sum(1 for x, y in zip(before, after) if x and not y)
-                c = sum(1 for x, y in zip(before, after) if y and not x)
+                b = sum(1 for x, y in zip(before, after, strict=True) if x and not y)
+                c = sum(1 for x, y in zip(before, after, strict=True) if y and not x)
                 table = [[0, b], [c, 0]]
                 assert row[key] == pytest.approx(mcnemar(table, exact=True).pvalue)
             cliff = drop_severe >= 2 * drop_mild and drop_severe >= 0.1 and row["p_severe"] < 0.05
@@ -286,7 +286,7 @@ class CalibrationEndToEndTests(TestCase):
         rows = list(
             csv.reader(io.StringIO(self.client.get(calibration_href.group(1)).content.decode()))
         )
-        overall = dict(zip(rows[0], rows[1]))
+        overall = dict(zip(rows[0], rows[1], strict=True))
         assert overall["breakdown"] == "overall"
         assert float(overall["ece"]) == pytest.approx(calibration["overall"]["ece"])
         assert float(overall["brier_low"]) == pytest.approx(
@@ -317,9 +317,10 @@ class CalibrationEndToEndTests(TestCase):
         assert 'data-testid="logprobs-refused"' in html
 
     def test_run_model_out_writes_confidence_calibration_and_cliffs(self):
-        from django.core.management import call_command
         import tempfile
         from pathlib import Path
+
+        from django.core.management import call_command
 
         with FakeOpenAIServer(_model) as fake, tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "out.json"
