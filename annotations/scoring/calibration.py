@@ -142,7 +142,10 @@ def bin_ids(confidences: np.ndarray, bins: int) -> np.ndarray:
     return np.searchsorted(bin_edges(bins)[1:-1], confidences, side="left")
 
 
-def _arrays(confidences: Sequence[float], correct: Sequence[bool]) -> tuple[np.ndarray, ...]:
+Values = Sequence[float] | Sequence[bool] | np.ndarray
+
+
+def _arrays(confidences: Values, correct: Values) -> tuple[np.ndarray, ...]:
     conf = np.asarray(confidences, dtype=np.float64)
     hits = np.asarray(correct, dtype=np.float64)
     if conf.shape != hits.shape or conf.ndim != 1:
@@ -152,9 +155,7 @@ def _arrays(confidences: Sequence[float], correct: Sequence[bool]) -> tuple[np.n
     return conf, hits
 
 
-def expected_calibration_error(
-    confidences: Sequence[float], correct: Sequence[bool], *, bins: int = 15
-) -> float:
+def expected_calibration_error(confidences: Values, correct: Values, *, bins: int = 15) -> float:
     conf, hits = _arrays(confidences, correct)
     if not conf.size:
         return math.nan
@@ -163,13 +164,13 @@ def expected_calibration_error(
     return float(np.abs(gaps).sum() / conf.size)
 
 
-def brier_score(confidences: Sequence[float], correct: Sequence[bool]) -> float:
+def brier_score(confidences: Values, correct: Values) -> float:
     conf, hits = _arrays(confidences, correct)
     return float(np.mean((conf - hits) ** 2)) if conf.size else math.nan
 
 
 def reliability_bins(
-    confidences: Sequence[float], correct: Sequence[bool], *, bins: int = 15
+    confidences: Values, correct: Values, *, bins: int = 15
 ) -> list[dict[str, Any]]:
     """The non-empty bins: `{lo, hi, n, accuracy, mean_confidence}`, low to high."""
     conf, hits = _arrays(confidences, correct)
@@ -228,8 +229,8 @@ def _draw_chunks(n: int, settings: CalibrationSettings, chunk: int = 100) -> Ite
 
 
 def calibration_group(
-    confidences: Sequence[float],
-    correct: Sequence[bool],
+    confidences: Values,
+    correct: Values,
     settings: CalibrationSettings = CalibrationSettings(),
 ) -> dict[str, Any]:
     """`{n, ece, brier, mean_confidence, accuracy, gap, intervals: {metric: [lo, hi]}, bins}`;

@@ -95,9 +95,10 @@ def metric_value(value: float | None, name: str = "") -> str:
     undefined one."""
     if value is None or value == "":
         return "—"
+    # number_format cuts extra digits off (0.2156 would read 0.215): round first.
     if name == "median_rank":
-        return number_format(value, 1)
-    return number_format(value, 3)
+        return number_format(round(float(value), 1), 1)
+    return number_format(round(float(value), 3), 3)
 
 
 @register.filter

@@ -303,6 +303,41 @@ class CalibrationEndToEndTests(TestCase):
         twins = self.client.get(link.group(1).replace("&amp;", "&")).content.decode()
         assert twins.count('data-testid="triple"') == 12
         assert twins.count("data-confidence") == 36
+        # The leaderboard, linked from the run page, gains ECE, over-confidence at severe, cliffs.
+        board_href = re.search(r'<a href="([^"]+)">[^<]*· leaderboard</a>', html).group(1)
+        board = self.client.get(board_href).content.decode()
+        ece = re.search(r'data-col="ece">([^<]+)<', board).group(1)
+        assert float(ece) == pytest.approx(calibration["overall"]["ece"], abs=5e-4)
+        gap = calibration["by"]["severity"]["severe"]["gap"]
+        assert f"+{100 * gap:.1f} pp" in re.search(r'data-col="severe-gap">([^<]+)<', board).group(
+            1
+        )
+        assert re.search(r'data-col="cliffs"><a [^>]+>(\d+)</a>', board).group(1) == "3"
+
+    def test_two_runs_compared_side_by_side(self):
+        model = self.run_model()
+        baseline = run_services.run_execute(
+            run_id=run_services.run_create(
+                benchmark=self.benchmark,
+                endpoint=run_services.endpoint_ensure_baseline(baseline="first"),
+                enqueue=False,
+            ).pk
+        )
+        self.client.force_login(self.people["curator"])
+        html = self.client.get(reverse("run", args=[model.pk])).content.decode()
+        compare_href = re.search(r'href="([^"]+)">Compare with another run', html).group(1)
+        form = self.client.get(compare_href).content.decode()
+        # The form's own select offers the baseline; choosing it is what the user does.
+        assert f'<option value="{baseline.pk}"' in form
+        page = self.client.get(compare_href, {"with": baseline.pk}).content.decode()
+        assert page.count('class="reliability-figure"') == 3
+        assert page.count('data-curve="a"') == 3 and 'data-curve="b"' not in page  # no confidence
+        rows = re.findall(r'<tr data-type="([^"]+)" data-modality="([^"]*)">', page)
+        assert len(rows) == len(
+            {(r["degradation_type"], r["modality"] or "") for run in (model, baseline)
+             for r in run.summary["cliffs"]["rows"]}
+        )  # fmt: skip
+        assert rows[0] == ("gaussian_blur", "MRI")  # the largest severe step of either run
 
     def test_an_endpoint_refusing_logprobs_is_asked_without_and_the_run_says_so(self):
         run = self.run_model(logprobs="refused")
