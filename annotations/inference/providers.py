@@ -185,6 +185,8 @@ class OpenAICompatibleProvider:
     header and is never logged nor put in error messages.
     """
 
+    gives_logprobs = True  # `complete(..., logprobs=True)` asks for them (see `predict`)
+
     def __init__(
         self,
         base_url: str,
@@ -364,9 +366,9 @@ def predict(
 
     `family` defaults to `item.family`; `"medqdeg"` gets the MedQ-DEG prompt, every other
     family VLMEvalKit's generic multiple-choice prompt. `with_image=False` sends the text
-    alone (the "can it be answered without the image" control). `logprobs=True` asks an
-    `OpenAICompatibleProvider` for token log-probabilities (other providers are asked as
-    always). Raises ProviderError.
+    alone (the "can it be answered without the image" control). `logprobs=True` asks a provider that
+    `gives_logprobs` (an `OpenAICompatibleProvider`) for token log-probabilities; others are
+    asked as always. Raises ProviderError.
     """
     if isinstance(provider, BaselineProvider):
         return provider.answer(item)
@@ -374,6 +376,6 @@ def predict(
         item, family=family if family is not None else item.family, template=template
     )
     messages = build_messages(prompt, item.images, with_image=with_image)
-    if logprobs and isinstance(provider, OpenAICompatibleProvider):
-        return provider.complete(messages, logprobs=True)
+    if logprobs and getattr(provider, "gives_logprobs", False):
+        return provider.complete(messages, logprobs=True)  # type: ignore[call-arg]
     return provider.complete(messages)
