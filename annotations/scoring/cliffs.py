@@ -68,18 +68,23 @@ def twin_triples(records: Sequence[Mapping[str, Any]]) -> list[Triple]:
     `severity`, `degradation_type`, `modality`, `hit`), by degradation type then clean item."""
     by_id = {r["item"]: r for r in records}
     twins: dict[tuple[str, Any], dict[str, Mapping[str, Any]]] = defaultdict(dict)
-    for record in sorted(records, key=lambda r: str(r["item"]).zfill(12)):
+    for record in sorted(records, key=lambda r: _order(r["item"])):
         clean = record.get("clean_twin")
         severity = record.get("severity")
         if clean is None or clean not in by_id or severity not in ("mild", "severe"):
             continue
         twins[(str(record.get("degradation_type") or ""), clean)].setdefault(severity, record)
     triples = []
-    for (kind, clean), pair in sorted(twins.items(), key=lambda e: (e[0][0], str(e[0][1]))):
+    for (kind, clean), pair in sorted(twins.items(), key=lambda e: (e[0][0], _order(e[0][1]))):
         if "mild" in pair and "severe" in pair:
             modality = str(by_id[clean].get("modality") or pair["mild"].get("modality") or "")
             triples.append(Triple(kind, modality, by_id[clean], pair["mild"], pair["severe"]))
     return triples
+
+
+def _order(key: Any) -> tuple[int, Any]:
+    """Item ids in number order (any other key after, as text)."""
+    return (0, key) if isinstance(key, int) else (1, str(key))
 
 
 def _hit(record: Mapping[str, Any]) -> bool:

@@ -112,6 +112,24 @@ def signed_points(value: float | None) -> str:
 
 
 @register.filter
+def drop_points(value: float | None) -> str:
+    """A drop of accuracy shown as the change it is: a drop of 0.405 -> "−40.5 pp"."""
+    if value is None or value == "":
+        return "—"
+    return signed_points(-float(value))
+
+
+@register.filter
+def signed_metric(value: float | None) -> str:
+    """A change of a metric, signed, three decimals: -0.1284 -> "−0.128"."""
+    if value is None or value == "":
+        return "—"
+    rounded = round(float(value), 3)
+    sign = "−" if rounded < 0 else "+"
+    return f"{sign}{number_format(abs(rounded), 3)}"
+
+
+@register.filter
 def p_value(value: float | None) -> str:
     """A p-value as papers print it: "<0.001" below a thousandth, else three decimals."""
     if value is None or value == "":
