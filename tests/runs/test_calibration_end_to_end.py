@@ -133,7 +133,7 @@ def _assert_group(group: dict, expected: dict) -> None:
 
 
 @fast_passwords
-@override_settings(CLINREVIEW_CLIFF_RULE={"min_twins": 12})
+@override_settings(CLIFF_RULE={"min_twins": 12})
 class CalibrationEndToEndTests(TestCase):
     @classmethod
     def setUpTestData(cls):

@@ -22,8 +22,9 @@ CALIBRATION_FIELDS = ("severity", "degradation_type", "modality", "source", "cap
 
 
 def cliff_rule() -> CliffRule:
-    """The cliff rule's thresholds: `CLINREVIEW_CLIFF_RULE` (a dict) overrides the defaults."""
-    overrides = getattr(settings, "CLINREVIEW_CLIFF_RULE", None) or {}
+    """The cliff rule's thresholds: the `CLIFF_RULE` setting (CLIFF_RATIO, CLIFF_MIN_DROP,
+    CLIFF_ALPHA, CLIFF_MIN_TWINS in the environment); keys it lacks keep their defaults."""
+    overrides = getattr(settings, "CLIFF_RULE", None) or {}
     return CliffRule(**overrides)
 
 
