@@ -66,3 +66,12 @@ def test_the_demo_medqdeg_run_shows_its_calibration_and_its_cliff(page, live_ser
     expect(page.get_by_test_id("cliff-summary")).to_contain_text("cliff")
     page.screenshot(path=str(DOCS / "run-cliff-twins.png"), full_page=False)
     screenshot(page, "run-cliff-twins")
+
+    # Back on the run page, its leaderboard ranks with ECE, over-confidence at severe, cliffs.
+    page.click(f"a:has-text('#{run.pk} {run.label}')")
+    page.click("a:has-text('leaderboard')")
+    expect(page.locator("td[data-col=cliffs]").first).to_have_text("1")
+    expect(page.locator("td[data-col=ece]").first).to_have_text(
+        f"{run.summary['calibration']['overall']['ece']:.3f}"
+    )
+    screenshot(page, "leaderboard-calibration")
