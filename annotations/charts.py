@@ -283,3 +283,50 @@ def robustness_chart(
         ticks=ticks,
         rows=chart_rows,
     )
+
+
+# --- reliability diagrams (calibration) -----------------------------------------------------
+
+RELIABILITY_SIZE, RELIABILITY_LEFT, RELIABILITY_TOP = 150, 34, 10
+
+
+def reliability_chart(curves: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> dict[str, Any]:
+    """One reliability diagram: accuracy (y) against mean confidence (x) per non-empty bin, for
+    each `(key, bins)` curve (bins: `mean_confidence`, `accuracy`, `n`), drawn over the diagonal
+    of perfect calibration. A dot's area grows with its bin's share of the curve's answers."""
+    size, left, top = RELIABILITY_SIZE, RELIABILITY_LEFT, RELIABILITY_TOP
+    axis = _Axis(0.0, 1.0, left, size)
+
+    def y(value: float) -> float:
+        return round(top + size - value * size, 1)
+
+    drawn = []
+    for key, bins in curves:
+        total = sum(int(b["n"]) for b in bins) or 1
+        dots = [
+            {
+                "x": axis.x(float(b["mean_confidence"])),
+                "y": y(float(b["accuracy"])),
+                "r": round(2.0 + 5.0 * math.sqrt(int(b["n"]) / total), 1),
+                "n": int(b["n"]),
+                "accuracy": float(b["accuracy"]),
+                "confidence": float(b["mean_confidence"]),
+            }
+            for b in bins
+        ]
+        drawn.append(
+            {"key": key, "dots": dots, "points": " ".join(f"{d['x']},{d['y']}" for d in dots)}
+        )
+    ticks = [
+        {"value": t / 4, "x": axis.x(t / 4), "y": y(t / 4), "label": f"{t / 4:g}"} for t in range(5)
+    ]
+    return {
+        "width": left + size + 10,
+        "height": top + size + 30,
+        "left": left,
+        "top": top,
+        "right": left + size,
+        "bottom": top + size,
+        "ticks": ticks,
+        "curves": drawn,
+    }

@@ -13,6 +13,7 @@ from annotations.views import jobs as job_views
 from annotations.views import pairs as pair_views
 from annotations.views import releases as release_views
 from annotations.views import review as review_views
+from annotations.views import run_calibration as run_calibration_views
 from annotations.views import runs as run_views
 from annotations.views import triage as triage_views
 from annotations.views import volumes as volume_views
@@ -70,6 +71,14 @@ urlpatterns = [
     path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),
     path("runs/<int:pk>/retry/", run_views.run_retry, name="run-retry"),
     path("runs/<int:pk>/rescore/", run_views.run_rescore, name="run-rescore"),
+    path(
+        "runs/<int:pk>/calibration.csv",
+        run_calibration_views.run_calibration_csv,
+        name="run-calibration-csv",
+    ),
+    path("runs/<int:pk>/cliffs.csv", run_calibration_views.run_cliffs_csv, name="run-cliffs-csv"),
+    path("runs/<int:pk>/cliffs/", run_calibration_views.run_cliff_items, name="run-cliff-items"),
+    path("runs/<int:pk>/compare/", run_calibration_views.run_compare, name="run-compare"),
     path("runs/<int:pk>/reassign/", baseline_views.baseline_reassign, name="baseline-reassign"),
     path("benchmarks/<slug:name>/leaderboard/", run_views.leaderboard_detail, name="leaderboard"),
     path("grading/", grading_views.grading_list, name="grading"),

@@ -206,6 +206,16 @@ ENDPOINT_KEY_ENCRYPTION_KEY = env_str("ENDPOINT_KEY_ENCRYPTION_KEY")
 # Host names a model endpoint may be on (empty: any); ".example.org" allows its subdomains.
 ENDPOINT_ALLOWED_HOSTS = env_list("ENDPOINT_ALLOWED_HOSTS", "")
 
+# Cliff effects on degraded/clean twins (services.runs.calibration, written with every run's
+# cliffs): a severe step dropping at least CLIFF_RATIO times the mild step, by at least
+# CLIFF_MIN_DROP, with McNemar's exact p < CLIFF_ALPHA; type x modality rows need CLIFF_MIN_TWINS.
+CLIFF_RULE = {
+    "ratio": float(env_str("CLIFF_RATIO", "2.0")),
+    "min_drop": float(env_str("CLIFF_MIN_DROP", "0.10")),
+    "alpha": float(env_str("CLIFF_ALPHA", "0.05")),
+    "min_twins": env_int("CLIFF_MIN_TWINS", 20),
+}
+
 # Debug pages and error reports mask every setting and request variable holding a credential.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "clinreview.debug.CredentialsHidingFilter"
 

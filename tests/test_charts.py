@@ -135,3 +135,31 @@ def test_robustness_rows_draw_the_levels_present_and_the_drop():
     assert [bar.level for bar in row.bars] == ["clean", "severe"]
     assert row.bars[1].width == pytest.approx(row.bars[0].width * 5 / 9, abs=0.1)
     assert row.drop == "-0.4" and row.drop_bad
+
+
+def test_reliability_chart_places_bins_on_a_square_over_the_diagonal():
+    from annotations.charts import (
+        RELIABILITY_LEFT,
+        RELIABILITY_SIZE,
+        RELIABILITY_TOP,
+        reliability_chart,
+    )
+
+    bins = [
+        {"mean_confidence": 0.0, "accuracy": 0.0, "n": 1},
+        {"mean_confidence": 0.5, "accuracy": 1.0, "n": 3},
+    ]
+    chart = reliability_chart([("clean", bins), ("severe", [])])
+    left, top, size = RELIABILITY_LEFT, RELIABILITY_TOP, RELIABILITY_SIZE
+    assert (chart["left"], chart["right"]) == (left, left + size)
+    assert (chart["top"], chart["bottom"]) == (top, top + size)
+    clean, severe = chart["curves"]
+    # x grows with confidence, y falls with accuracy (SVG's y points down).
+    assert [(d["x"], d["y"]) for d in clean["dots"]] == [
+        (left, top + size),
+        (left + size / 2, top),
+    ]
+    assert clean["points"] == " ".join(f"{d['x']},{d['y']}" for d in clean["dots"])
+    # A dot's area follows its bin's share: 3 of 4 answers draw a larger dot than 1 of 4.
+    assert clean["dots"][1]["r"] > clean["dots"][0]["r"]
+    assert severe == {"key": "severe", "dots": [], "points": ""}

@@ -15,6 +15,12 @@ Retry policy:
   mend, and burning the whole retry budget on it only delays the run. The second malformed
   body raises `ProviderError(kind="malformed")`.
 - When the retry budget is spent, `ProviderError(kind="exhausted")` carries the last reason.
+
+Log-probabilities: `complete(messages, logprobs=True)` asks for `logprobs: true, top_logprobs:
+TOP_LOGPROBS` (the answer letter's confidence is read from them). An endpoint that refuses them
+(a client error on such a request) is asked the same request again without them, once; the
+provider then remembers the refusal and stops asking, and every completion sent without them
+because of it says so (`Completion.logprobs_refused`).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -64,6 +70,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _RETRYABLE_STATUS = frozenset({408, 429})
+TOP_LOGPROBS = 20
 
 
 class ChatProvider(Protocol):
@@ -137,8 +144,21 @@ def _token_count(usage: dict[str, Any], name: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _parse_chat_body(raw_text: str) -> tuple[str, int | None, int | None]:
-    """Answer text and token counts from a chat.completion body, or raise _Malformed."""
+def _logprobs_content(choice: dict[str, Any]) -> list[dict[str, Any]] | None:
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    return (
+        [entry for entry in content if isinstance(entry, dict)]
+        if isinstance(content, list)
+        else None
+    )
+
+
+def _parse_chat_body(
+    raw_text: str,
+) -> tuple[str, int | None, int | None, list[dict[str, Any]] | None]:
+    """Answer text, token counts and log-probabilities from a chat.completion body, or raise
+    _Malformed."""
     try:
         body = json.loads(raw_text)
     except ValueError as exc:
@@ -154,6 +174,7 @@ def _parse_chat_body(raw_text: str) -> tuple[str, int | None, int | None]:
         _message_text(message),
         _token_count(usage, "prompt_tokens"),
         _token_count(usage, "completion_tokens"),
+        _logprobs_content(choices[0]),
     )
 
 
@@ -163,6 +184,8 @@ class OpenAICompatibleProvider:
     Thread-safe: one instance may serve many worker threads. The API key is sent as a Bearer
     header and is never logged nor put in error messages.
     """
+
+    gives_logprobs = True  # `complete(..., logprobs=True)` asks for them (see `predict`)
 
     def __init__(
         self,
@@ -196,6 +219,7 @@ class OpenAICompatibleProvider:
         self._rng = rng or random.Random()
         self._clock = clock
         self._secret = api_key or ""
+        self.logprobs_refused = False  # set once the endpoint refused log-probabilities
         self._openai = openai = _openai()
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "EMPTY", max_retries=0, timeout=timeout
@@ -214,14 +238,33 @@ class OpenAICompatibleProvider:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def complete(self, messages: list[dict[str, Any]]) -> Completion:
+    def complete(self, messages: list[dict[str, Any]], *, logprobs: bool = False) -> Completion:
         """Send one chat request, retrying transient failures; see the module docstring."""
+        if not logprobs:
+            return self._complete(messages, False)
+        if self.logprobs_refused:
+            return replace(self._complete(messages, False), logprobs_refused=True)
+        try:
+            return self._complete(messages, True)
+        except ProviderError as error:
+            if error.kind != "client":
+                raise
+            log.warning(
+                "model %s refused log-probabilities (%s); asking without them",
+                self.model,
+                error.message,
+            )
+        completion = self._complete(messages, False)
+        self.logprobs_refused = True
+        return replace(completion, logprobs_refused=True)
+
+    def _complete(self, messages: list[dict[str, Any]], logprobs: bool) -> Completion:
         attempts = 0
         malformed_seen = 0
         while True:
             attempts += 1
             try:
-                return self._attempt(messages, attempts)
+                return self._attempt(messages, attempts, logprobs)
             except _Malformed as failure:
                 malformed_seen += 1
                 if malformed_seen > self.malformed_retries or attempts > self.max_retries:
@@ -233,9 +276,12 @@ class OpenAICompatibleProvider:
                     raise self._error("exhausted", reason, failure.status, attempts) from None
                 self._wait(attempts, failure.reason, failure.retry_after)
 
-    def _attempt(self, messages: list[dict[str, Any]], attempt_no: int) -> Completion:
+    def _attempt(
+        self, messages: list[dict[str, Any]], attempt_no: int, logprobs: bool = False
+    ) -> Completion:
         openai = self._openai
         started = time.perf_counter()
+        asked: dict[str, Any] = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if logprobs else {}
         try:
             raw = self._client.chat.completions.with_raw_response.create(
                 model=self.model,
@@ -243,6 +289,7 @@ class OpenAICompatibleProvider:
                 temperature=self.temperature,
                 max_tokens=self.max_tokens,
                 extra_body=self.extra_body or None,
+                **asked,
             )
             raw_text = raw.text
         except openai.APIStatusError as exc:
@@ -252,8 +299,15 @@ class OpenAICompatibleProvider:
         except openai.APIConnectionError as exc:
             raise _Retryable(f"connection failed: {exc.__cause__ or exc}") from None
         latency_ms = (time.perf_counter() - started) * 1000
-        text, prompt_tokens, completion_tokens = _parse_chat_body(raw_text)
-        return Completion(text, latency_ms, prompt_tokens, completion_tokens, attempt_no)
+        text, prompt_tokens, completion_tokens, content = _parse_chat_body(raw_text)
+        return Completion(
+            text,
+            latency_ms,
+            prompt_tokens,
+            completion_tokens,
+            attempt_no,
+            logprobs=content if logprobs else None,
+        )
 
     def _classify_status(self, exc: openai.APIStatusError, attempt_no: int) -> Exception:
         status = exc.status_code
@@ -306,16 +360,22 @@ def predict(
     family: str | None = None,
     template: str | None = None,
     with_image: bool = True,
+    logprobs: bool = False,
 ) -> Completion:
     """Answer one item with a model endpoint or a baseline.
 
     `family` defaults to `item.family`; `"medqdeg"` gets the MedQ-DEG prompt, every other
     family VLMEvalKit's generic multiple-choice prompt. `with_image=False` sends the text
-    alone (the "can it be answered without the image" control). Raises ProviderError.
+    alone (the "can it be answered without the image" control). `logprobs=True` asks a provider that
+    `gives_logprobs` (an `OpenAICompatibleProvider`) for token log-probabilities; others are
+    asked as always. Raises ProviderError.
     """
     if isinstance(provider, BaselineProvider):
         return provider.answer(item)
     prompt = build_prompt(
         item, family=family if family is not None else item.family, template=template
     )
-    return provider.complete(build_messages(prompt, item.images, with_image=with_image))
+    messages = build_messages(prompt, item.images, with_image=with_image)
+    if logprobs and getattr(provider, "gives_logprobs", False):
+        return provider.complete(messages, logprobs=True)  # type: ignore[call-arg]
+    return provider.complete(messages)

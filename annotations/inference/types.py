@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -25,13 +26,20 @@ class InferenceItem:
 
 @dataclass(frozen=True)
 class Completion:
-    """One model answer: raw text, request latency, token usage and HTTP attempts made."""
+    """One model answer: raw text, request latency, token usage and HTTP attempts made.
+
+    `logprobs` is OpenAI's `choices[0].logprobs.content` when they were asked for and given
+    (one entry per generated token: `token`, `logprob`, `top_logprobs`); `logprobs_refused`
+    says the endpoint refused them (the request was sent again without).
+    """
 
     text: str
     latency_ms: float
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     attempts: int = 1
+    logprobs: list[dict[str, Any]] | None = None
+    logprobs_refused: bool = False
 
 
 class ProviderError(Exception):

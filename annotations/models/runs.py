@@ -76,6 +76,9 @@ class Run(Leased):
     with_image = models.BooleanField(default=True)
     # Also score by our lenient readings, shown beside VLMEvalKit's score (never instead of it).
     lenient = models.BooleanField(default=False)
+    # The endpoint refused token log-probabilities: its answers were asked again without them
+    # and have no confidence.
+    logprobs_refused = models.BooleanField(default=False)
     # The VLMEvalKit commit whose rules read this run's answers ('' for runs read before them).
     vlmeval_commit = models.CharField(max_length=40, blank=True)
     concurrency = models.PositiveSmallIntegerField(default=4)
@@ -165,6 +168,11 @@ class Prediction(models.Model):
     embedding = models.JSONField(null=True, blank=True)  # {"report": [...], "case": [...]}
     report_to_case_rank = models.PositiveIntegerField(null=True, blank=True)
     case_to_report_rank = models.PositiveIntegerField(null=True, blank=True)
+    # The answer letter's probability among the options (`scoring.calibration`), from the
+    # endpoint's log-probabilities; with the letters' distribution at that token, so that a
+    # reply read again gets its new letter's confidence. Null without log-probabilities.
+    confidence = models.FloatField(null=True, blank=True)
+    letter_probs = models.JSONField(null=True, blank=True)  # {"A": 0.1, "B": 0.9}
     latency_ms = models.FloatField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)

@@ -183,6 +183,24 @@ class LeaderboardRow:
     run: Run
     overall: dict[str, Any]
     cells: list[dict[str, Any] | None]
+    # MedQ-DEG's findings (`selectors.calibration`): ECE, over-confidence on severe items, cliffs.
+    ece: float | None = None
+    severe_gap: float | None = None
+    cliffs: int | None = None
+
+
+def _findings(run: Run) -> dict[str, Any]:
+    summary = run.summary or {}
+    calibration = summary.get("calibration") or {}
+    severe = ((calibration.get("by") or {}).get("severity") or {}).get("severe") or {}
+    cliffs = summary.get("cliffs")
+    return {
+        "ece": (calibration.get("overall") or {}).get("ece"),
+        "severe_gap": severe.get("gap"),
+        "cliffs": sum(1 for r in cliffs.get("rows") or [] if r["cliff"])
+        if cliffs and cliffs.get("rows")
+        else None,
+    }
 
 
 @dataclass
@@ -195,6 +213,7 @@ class Leaderboard:
     sort: str
     # `dataclasses.field`: the `field` attribute above shadows the name in the class body.
     chart: dict[str, Any] = dataclasses.field(default_factory=dict)
+    calibrated: bool = False  # some run has a confidence or twins: show the findings' columns
 
 
 def _accuracy_key(cell: dict[str, Any] | None) -> float:
@@ -224,6 +243,7 @@ def leaderboard(*, benchmark: Benchmark, field_name: str = "", sort: str = "") -
             run=run,
             overall=run.summary["overall"],
             cells=[run.summary["by"].get(chosen, {}).get(column) for column in columns],
+            **_findings(run),
         )
         for run in runs
     ]
@@ -236,6 +256,7 @@ def leaderboard(*, benchmark: Benchmark, field_name: str = "", sort: str = "") -
         position = columns.index(sort)
         rows.sort(key=lambda row: -_accuracy_key(row.cells[position]))
     board = Leaderboard(benchmark, fields, chosen, columns, rows, sort)
+    board.calibrated = any(row.ece is not None or row.cliffs is not None for row in rows)
     board.chart = accuracy_chart([(row.run.label, row.overall) for row in rows])
     return board
 

@@ -57,6 +57,10 @@ METRIC_LABELS = {
     "recall_at_5": "R@5",
     "recall_at_10": "R@10",
     "median_rank": _("Median rank"),
+    "ece": "ECE",
+    "brier": "Brier",
+    "mean_confidence": _("Mean confidence"),
+    "gap": _("Over-confidence"),
 }
 PART_LABELS = {
     "2d": _("2D (endoscopy image)"),
@@ -91,6 +95,45 @@ def metric_value(value: float | None, name: str = "") -> str:
     undefined one."""
     if value is None or value == "":
         return "—"
+    # number_format cuts extra digits off (0.2156 would read 0.215): round first.
     if name == "median_rank":
-        return number_format(value, 1)
-    return number_format(value, 3)
+        return number_format(round(float(value), 1), 1)
+    return number_format(round(float(value), 3), 3)
+
+
+@register.filter
+def signed_points(value: float | None) -> str:
+    """A change of a proportion in percentage points, signed: -0.125 -> "−12.5 pp"."""
+    if value is None or value == "":
+        return "—"
+    points = round(float(value) * 100, 1)
+    sign = "−" if points < 0 else "+"
+    return f"{sign}{number_format(abs(points), decimal_pos=1)} pp"
+
+
+@register.filter
+def drop_points(value: float | None) -> str:
+    """A drop of accuracy shown as the change it is: a drop of 0.405 -> "−40.5 pp"."""
+    if value is None or value == "":
+        return "—"
+    return signed_points(-float(value))
+
+
+@register.filter
+def signed_metric(value: float | None) -> str:
+    """A change of a metric, signed, three decimals: -0.1284 -> "−0.128"."""
+    if value is None or value == "":
+        return "—"
+    rounded = round(float(value), 3)
+    sign = "−" if rounded < 0 else "+"
+    return f"{sign}{number_format(abs(rounded), 3)}"
+
+
+@register.filter
+def p_value(value: float | None) -> str:
+    """A p-value as papers print it: "<0.001" below a thousandth, else three decimals."""
+    if value is None or value == "":
+        return "—"
+    if float(value) < 0.001:
+        return "<" + number_format(0.001, 3)
+    return number_format(float(value), 3)

@@ -20,6 +20,7 @@ from annotations.models import (
     RunStatus,
 )
 from annotations.scoring import VLMEVAL_COMMIT
+from annotations.selectors import calibration as calibration_selectors
 from annotations.selectors import review as review_selectors
 from annotations.selectors import runs as run_selectors
 from annotations.selectors import visibility
@@ -135,6 +136,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "task_scores": run_selectors.run_task_scores(run),
         "task_prompts": _task_prompts(run),
         "filter_chips": [_filter_chip(key, value) for key, value in (run.filters or {}).items()],
+        "calibration": calibration_selectors.run_calibration(run),
+        "cliffs": calibration_selectors.run_cliffs(run),
     }
     return render(request, "runs/detail.html", context)
 

@@ -114,3 +114,22 @@ def test_a_release_of_the_gastricx_demo_holds_a_file_per_task(tmp_path, settings
     files = set(release.manifest["files"])
     assert {"GxDemo.tsv", "GxDemo_report.tsv", "GxDemo_localization.json"} <= files
     assert "GxDemo_retrieval.json" in files
+
+
+def test_the_demo_medqdeg_run_has_confidences_and_shows_a_cliff():
+    from annotations.models import Prediction, Run
+
+    call_command("seed_demo", verbosity=0)
+    run = Run.objects.get(benchmark__name="medqdeg-demo")
+    assert run.status == "done" and run.completed == run.total == 126
+    answers = Prediction.objects.filter(run=run)
+    assert answers.filter(confidence__isnull=False).count() == run.total
+    by_level = run.summary["calibration"]["by"]["severity"]
+    # The reader reads clean and mildly noisy images (it knows the answers that do not depend on
+    # what the image shows), and guesses at severe, as sure as ever: accuracy collapses while
+    # confidence barely moves (calibration shift).
+    assert by_level["clean"]["accuracy"] > 0.6 and by_level["severe"]["accuracy"] < 0.4
+    assert by_level["severe"]["gap"] > by_level["clean"]["gap"] + 0.2
+    [noise] = [r for r in run.summary["cliffs"]["rows"] if r["modality"] is None]
+    assert noise["degradation_type"] == "gaussian_noise" and noise["n"] == 42
+    assert noise["cliff"] is True

@@ -43,8 +43,17 @@ class RunModelCommandTests(TestCase):
         self.assertEqual(len(document["predictions"]), 8)
         self.assertEqual(
             document["predictions"][0],
-            {"index": 1, "prediction": "A", "vlmeval_letter": "A", "hit": False},
+            {
+                "index": 1,
+                "prediction": "A",
+                "vlmeval_letter": "A",
+                "hit": False,
+                "confidence": None,
+            },
         )
+        # A baseline has no log-probabilities: no confidence, no calibration; no twins, no cliff.
+        self.assertIsNone(document["calibration"])
+        self.assertEqual(document["cliffs"]["rows"], [])
         self.assertEqual(document["vlmeval_commit"], VLMEVAL_COMMIT)
         self.assertEqual(document["vlmeval"]["commit"], VLMEVAL_COMMIT)
         # VLMEvalKit's report_acc: one row ("none": no split column) with Overall and categories.
@@ -114,14 +123,14 @@ class RunModelCommandTests(TestCase):
         self.assertEqual(
             rows[1],
             {"index": 1, "prediction": "A", "vlmeval_letter": "A", "hit": False,
-             "lenient_letter": "A", "lenient_hit": False},
+             "confidence": 1.0, "lenient_letter": "A", "lenient_hit": False},
         )  # fmt: skip
         # VLMEvalKit reads nothing in '答案是C' (no space) and asks the judge, who says B;
         # the lenient reading sees the C (gold), beside it: a lenient hit, not a hit.
         self.assertEqual(
             rows[2],
             {"index": 2, "prediction": "答案是C", "vlmeval_letter": None, "hit": False,
-             "judge_letter": "B", "judge_drawn": False, "lenient_letter": "C",
+             "confidence": None, "judge_letter": "B", "judge_drawn": False, "lenient_letter": "C",
              "lenient_hit": True},
         )  # fmt: skip
         self.assertEqual((rows[3]["vlmeval_letter"], rows[3]["judge_letter"]), (None, "B"))

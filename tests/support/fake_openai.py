@@ -19,6 +19,12 @@ per input string, so tests can predict rankings. Chat scripts for Gastric-X's ta
 ``replay`` (fixed text per prompt or per image: reports) and ``box_answers`` (box coordinates
 in the styles real models use); the scripts live in `tests.support.fake_scripts` and are
 importable from here.
+
+Log-probabilities: a chat request with `logprobs: true` gets `choices[0].logprobs.content` in
+OpenAI's shape (one entry per token: `token`, `logprob`, `bytes`, `top_logprobs` cut to the
+request's `top_logprobs`), built from the reply's text and its `Reply.letter_probs`. The
+server's `logprobs` mode: `"given"` (default), `"absent"` (`logprobs: null`, as servers that
+ignore the parameter) or `"refused"` (HTTP 400 for any request asking for them).
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ import argparse
 import base64
 import hashlib
 import json
+import math
+import re
 import struct
 import threading
 import time
@@ -83,7 +91,53 @@ __all__ = [
 # --- the server -----------------------------------------------------------------------------
 
 
-def _completion_body(request_json: dict[str, Any], text: str, serial: int) -> dict[str, Any]:
+_TOKEN = re.compile(r"\s*[A-Za-z0-9]+|\s*[^\sA-Za-z0-9]")
+
+
+def _entry(token: str, logprob: float, top: list[tuple[str, float]]) -> dict[str, Any]:
+    return {
+        "token": token,
+        "logprob": logprob,
+        "bytes": list(token.encode("utf-8")),
+        "top_logprobs": [
+            {"token": t, "logprob": lp, "bytes": list(t.encode("utf-8"))} for t, lp in top
+        ],
+    }
+
+
+def token_logprobs(
+    text: str, letter_probs: dict[str, float] | None, top_n: int
+) -> list[dict[str, Any]]:
+    """`logprobs.content` for `text`: every token certain (log-probability 0), except the first
+    lone upper-case letter, whose top list holds `letter_probs` (same leading white space)."""
+    content = []
+    placed = False
+    for token in _TOKEN.findall(text):
+        letter = token.strip()
+        if letter_probs and not placed and len(letter) == 1 and letter.isupper():
+            placed = True
+            space = token[: len(token) - len(token.lstrip())]
+            ranked = sorted(letter_probs.items(), key=lambda pair: -pair[1])
+            top = [(space + t, math.log(p)) for t, p in ranked if p > 0]
+            chosen = letter_probs.get(letter)
+            logprob = math.log(chosen) if chosen else -20.0
+            content.append(_entry(token, logprob, top[:top_n]))
+        else:
+            content.append(_entry(token, 0.0, [(token, 0.0)][:top_n]))
+    return content
+
+
+def _completion_body(
+    request_json: dict[str, Any], reply: Reply, serial: int, logprobs_mode: str = "given"
+) -> dict[str, Any]:
+    text = reply.text
+    logprobs = None
+    if request_json.get("logprobs") and logprobs_mode == "given":
+        top_n = int(request_json.get("top_logprobs") or 0)
+        content = reply.logprobs
+        if content is None:
+            content = token_logprobs(text, reply.letter_probs, top_n)
+        logprobs = {"content": content, "refusal": None}
     # Token counts are rough but deterministic: words of text plus a flat cost per image.
     prompt_tokens = len(prompt_text(request_json).split()) + 85 * image_count(request_json)
     completion_tokens = max(1, len(text.split()))
@@ -97,7 +151,7 @@ def _completion_body(request_json: dict[str, Any], text: str, serial: int) -> di
                 "index": 0,
                 "message": {"role": "assistant", "content": text},
                 "finish_reason": "stop",
-                "logprobs": None,
+                "logprobs": logprobs,
             }
         ],
         "usage": {
@@ -167,6 +221,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         owner = self.server.owner
         attempt_no, serial = owner._record(kind, raw, request_json, dict(self.headers.items()))
+        if kind == "chat" and request_json.get("logprobs") and owner.logprobs == "refused":
+            self._send_json(400, {"error": {"message": "logprobs are not supported", "code": 400}})
+            return
         script = owner.script if kind == "chat" else owner.embeddings
         owner._enter(kind)
         try:
@@ -188,7 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = _embeddings_body(request_json, reply.vectors or [])
             self._send_json(reply.status, body, reply.headers)
         else:
-            body = _completion_body(request_json, reply.text, serial)
+            body = _completion_body(request_json, reply, serial, self.server.owner.logprobs)
             self._send_json(reply.status, body, reply.headers)
 
     def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
@@ -229,7 +286,11 @@ class FakeOpenAIServer:
         embeddings: Script | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        logprobs: str = "given",
     ) -> None:
+        if logprobs not in ("given", "absent", "refused"):
+            raise ValueError(f"logprobs mode {logprobs!r}: given, absent or refused")
+        self.logprobs = logprobs
         self.script: Script = script or varied_formats
         self.embeddings: Script = embeddings or hashed_embeddings()
         self.latency = latency

@@ -54,6 +54,11 @@ class Reply:
     delay: float = 0.0
     raw_body: bytes | None = None
     vectors: list[list[float]] | None = None  # embeddings requests: one vector per input
+    # Chat requests asking for log-probabilities: the probabilities of the option letters at the
+    # reply's first letter token (its top list); without them every token has probability 1.
+    # `logprobs` replaces the whole `choices[0].logprobs.content` when given.
+    letter_probs: dict[str, float] | None = None
+    logprobs: list[dict[str, Any]] | None = None
 
 
 Script = Callable[[dict[str, Any], int], Reply]

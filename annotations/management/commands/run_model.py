@@ -112,6 +112,11 @@ class Command(BaseCommand):
             # Gastric-X's five tasks, exactly the keys; their breakdowns beside.
             "tasks": tasks_block(summary),
             "task_details": summary.get("tasks", {}),
+            # Calibration overall and by breakdown, its shift on twins, and the cliffs with the
+            # rule that found them (None: no answer has a confidence).
+            "calibration": summary.get("calibration"),
+            "logprobs_refused": run.logprobs_refused,
+            "cliffs": summary.get("cliffs"),
             "predictions": [_prediction_row(p, run) for p in run_predictions(run=run)],
         }
         if run.lenient:
@@ -144,6 +149,7 @@ def _prediction_row(prediction: Prediction, run: Run) -> dict:
         "prediction": prediction.raw_text,
         "vlmeval_letter": prediction.vlmeval_letter or None,
         "hit": prediction.hit,
+        "confidence": prediction.confidence,
     }
     kind = prediction.item.kind
     if kind == "label":

@@ -71,8 +71,32 @@ class Command(BaseCommand):
                 **DEMO_DEGRADATIONS,
             )
             self.stdout.write(f"made {twins} degraded twins in medqdeg-demo")
+            self._demo_run(users["curator"])
         self.stdout.write(f"seeded {len(missing)} demo benchmark(s)")
         self._assign_demo_reviews(users)
+
+    def _demo_run(self, curator) -> None:
+        """A finished model run on medqdeg-demo, answered in this process by the demo's simulated
+        reader (`demo.reader`: it reads the image's noise, and guesses, confidently, when it cannot
+        see), so that confidence, calibration shift and cliffs show without a model server."""
+        from annotations.services import runs as run_services
+        from demo.reader import DemoReader
+
+        endpoint = run_services.endpoint_ensure_openai(
+            name="demo-reader",
+            base_url="http://127.0.0.1:9/v1",  # never called: the demo run is answered in process
+            model="demo-reader (simulated, seed_demo)",
+        )
+        run = run_services.run_create(
+            benchmark=Benchmark.objects.get(name="medqdeg-demo"),
+            endpoint=endpoint,
+            label="demo reader",
+            created_by=curator,
+            enqueue=False,
+        )
+        run = run_services.run_execute(run_id=run.pk, provider=DemoReader())
+        cliffs = sum(1 for row in run.summary["cliffs"]["rows"] if row["cliff"])
+        self.stdout.write(f"ran the demo reader on medqdeg-demo: {cliffs} cliff(s)")
 
     def _assign_demo_reviews(self, users: dict) -> None:
         # Demo reviewers get work: each demo benchmark is double-assigned once (idempotent), and

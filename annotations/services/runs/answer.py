@@ -32,6 +32,7 @@ from annotations.inference import (
     predict,
 )
 from annotations.models import Image, Item, ItemKind, Prediction, Run, RunChunk, RunStatus
+from annotations.scoring.calibration import confidence_of, letter_distribution
 from annotations.services.images import image_bytes
 from annotations.services.recovery import Lease, heartbeat, heartbeat_seconds, lease_update
 from annotations.services.runs.providers import Provider
@@ -97,6 +98,7 @@ class _Request:
     labels: dict[str, str] | None = None
     task: TaskRequest | None = None
     task_error: str = ""
+    logprobs: bool = False  # ask for token log-probabilities (the answer's confidence)
 
 
 def _answer(
@@ -119,6 +121,7 @@ def _answer(
             family=request.family,
             template=request.template,
             with_image=request.with_image,
+            logprobs=request.logprobs,
         )
         scored = reply_score(
             family=request.family,
@@ -132,6 +135,7 @@ def _answer(
         fields = scored.fields(answer=request.answer)
         if request.labels is not None:
             fields["label"] = request.labels.get(fields["extracted"], "")
+        fields.update(_confidence_fields(completion, item.options, fields["vlmeval_letter"]))
         return _Answer(completion, fields=fields)
     except ProviderError as error:
         return _Answer(None, str(error), (time.perf_counter() - started) * 1000)
@@ -140,6 +144,15 @@ def _answer(
     except Exception as error:  # a bad image file must fail its item, not the whole run
         log.exception("run %s: item %s failed", request.run_id, item.key)
         return _Answer(None, f"{error.__class__.__name__}: {error}")
+
+
+def _confidence_fields(
+    completion: Completion, options: dict[str, str], letter: str
+) -> dict[str, Any]:
+    """The letters' distribution at the answer's token and the confidence of VLMEvalKit's
+    letter (none when its reading found no letter: a judged answer has no confidence)."""
+    distribution = letter_distribution(completion.logprobs, list(options))
+    return {"letter_probs": distribution, "confidence": confidence_of(distribution, letter)}
 
 
 @dataclass
@@ -297,6 +310,7 @@ class ChunkAnswerer:
             labels=labels,
             task=task,
             task_error=task_error,
+            logprobs=task is None and not isinstance(self.provider, BaselineProvider),
         )
 
     def _store(self, batch: list[tuple[_Open, Item, _Answer]]) -> None:
@@ -320,6 +334,10 @@ class ChunkAnswerer:
                 ignore_conflicts=True,
             )
             _count(self.run.pk, new)
+            if any(a.completion and a.completion.logprobs_refused for _s, _i, a in new):
+                Run.objects.filter(pk=self.run.pk, logprobs_refused=False).update(
+                    logprobs_refused=True
+                )
         if new and self.progress:
             self.progress(len(new))
 

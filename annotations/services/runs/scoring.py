@@ -29,8 +29,10 @@ from annotations.scoring import (
     read_reply,
     vlmeval_acc_table,
 )
+from annotations.scoring.calibration import confidence_of
 from annotations.selectors.runs import SUMMARY_FIELDS
 from annotations.services.errors import DomainError
+from annotations.services.runs.calibration import run_calibration_summary
 from annotations.services.runs.task_scores import run_tasks_summary
 from annotations.services.runs.tasks import CHOICE_KINDS, TaskInputError, choice_options
 
@@ -156,6 +158,8 @@ def run_summarize(*, run: Run) -> dict[str, Any]:
         "lenient": _scores(lenient),
         "vlmeval": {"commit": VLMEVAL_COMMIT, **_vlmeval_table(run, records)},
         "tasks": run_tasks_summary(run=run),
+        # Confidence, calibration shift and cliffs (MedQ-DEG's findings; `services.runs.calibration`).
+        **run_calibration_summary(run),
         **counts,
     }
 
@@ -254,11 +258,13 @@ def run_rescore(*, run: Run) -> int:
             fields.update(extracted=prediction.extracted, hit=prediction.hit)
         if item.kind == ItemKind.LABEL:
             fields["label"] = options.get(fields["extracted"], "")
+        if prediction.letter_probs is not None:
+            fields["confidence"] = confidence_of(prediction.letter_probs, fields["vlmeval_letter"])
         if any(getattr(prediction, name) != value for name, value in fields.items()):
             for name, value in fields.items():
                 setattr(prediction, name, value)
             changed.append(prediction)
-    Prediction.objects.bulk_update(changed, [*_READINGS, "label"], batch_size=1000)
+    Prediction.objects.bulk_update(changed, [*_READINGS, "label", "confidence"], batch_size=1000)
     Run.objects.filter(pk=run.pk).update(
         vlmeval_commit=VLMEVAL_COMMIT, summary=run_summarize(run=run)
     )
