@@ -1,4 +1,5 @@
-"""CT volume data for the viewer: windowed slice PNGs and the compressed 16-bit voxel block."""
+"""CT volume data for the viewer: windowed slice PNGs, and 16-bit voxels (one slice, a chunk of
+slices, or the whole block) gzip-encoded for the browser to window itself."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
 from annotations.access import ROLES, role_required
-from annotations.imaging import ct
+from annotations.imaging import chunks, ct
 from annotations.models import Volume
 from annotations.selectors import cases as selectors
 from annotations.selectors import visibility
+from annotations.services.volume_chunks import volume_chunk_file
 
 DEFAULT_WINDOW = ct.WINDOW_PRESETS["soft_tissue"]
 # Level 1 squeezes int16 CT about as well as level 6 here and is several times faster.
@@ -100,4 +102,70 @@ def volume_voxels(request: HttpRequest, pk: int) -> HttpResponse:
     response["Cache-Control"] = "private, max-age=86400"
     response["Last-Modified"] = http_date(compressed.stat().st_mtime)
     response["X-Volume-Shape"] = f"{volume.size_z},{volume.size_y},{volume.size_x}"
+    return response
+
+
+# Volumes never change after import: the voxel answers are cacheable, revalidated by ETag.
+_CACHE_CONTROL = "private, max-age=86400"
+
+
+def _voxel_headers(response: HttpResponse, volume: Volume, etag: str, z0: int, z1: int) -> None:
+    response["ETag"] = etag
+    response["Vary"] = "Accept-Encoding"
+    response["Cache-Control"] = _CACHE_CONTROL
+    response["X-Volume-Shape"] = f"{volume.size_z},{volume.size_y},{volume.size_x}"
+    response["X-Slices"] = f"{z0},{z1}"  # the slices [z0, z1) this answer holds
+
+
+@require_GET
+@role_required(*ROLES)
+def volume_slice_voxels(request: HttpRequest, pk: int, z: int) -> HttpResponse:
+    """Slice ``z`` as int16 little-endian (y, x), gzip-encoded when accepted: the viewer's first
+    paint of a phase, and of a slice scrolled to before its chunk arrived."""
+    volume = visibility.get_volume_for_user_or_404(request.user, pk)
+    if not 0 <= z < volume.size_z:
+        raise Http404("slice out of range")
+    cache = selectors.volume_cache_file(volume)
+    etag = f'"s{volume.pk}-{z}-{int(cache.stat().st_mtime)}"'
+    if request.headers.get("If-None-Match") == etag:
+        response = HttpResponse(status=304)
+    else:
+        data = chunks.little_endian_bytes(selectors.volume_voxels(volume)[z])
+        if "gzip" in request.headers.get("Accept-Encoding", ""):
+            data = chunks.gzip_bytes(data)
+            response = HttpResponse(data, content_type="application/octet-stream")
+            response["Content-Encoding"] = "gzip"
+        else:
+            response = HttpResponse(data, content_type="application/octet-stream")
+    _voxel_headers(response, volume, etag, z, z + 1)
+    return response
+
+
+@require_GET
+@role_required(*ROLES)
+def volume_chunk(request: HttpRequest, pk: int, index: int) -> HttpResponse:
+    """Chunk ``index``: slices [index·n, (index+1)·n) as int16 little-endian (z, y, x),
+    gzip-encoded (``n`` = ``chunks.CHUNK_SLICES``); what the viewer streams around the slice
+    shown."""
+    volume = visibility.get_volume_for_user_or_404(request.user, pk)
+    try:
+        z0, z1 = chunks.chunk_range(index, volume.size_z)
+    except chunks.ChunkError:
+        raise Http404("chunk out of range") from None
+    path = volume_chunk_file(volume, index)
+    stat = path.stat()
+    etag = f'"c{volume.pk}-{index}-{int(stat.st_mtime)}-{stat.st_size}"'
+    if request.headers.get("If-None-Match") == etag:
+        response = HttpResponse(status=304)
+    elif "gzip" in request.headers.get("Accept-Encoding", ""):
+        response = FileResponse(path.open("rb"), content_type="application/octet-stream")
+        response["Content-Encoding"] = "gzip"
+        response["Content-Length"] = str(stat.st_size)
+    else:
+        response = HttpResponse(
+            chunks.little_endian_bytes(selectors.volume_voxels(volume)[z0:z1]),
+            content_type="application/octet-stream",
+        )
+    _voxel_headers(response, volume, etag, z0, z1)
+    response["Last-Modified"] = http_date(stat.st_mtime)
     return response

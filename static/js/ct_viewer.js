@@ -6,6 +6,10 @@ const DRAG_WL_GAIN = 2; // HU per screen pixel for right-drag windowing
 const ZOOM_STEP = 1.2;
 const ZOOM_MAX = 16;
 const SVG = "http://www.w3.org/2000/svg";
+// Voxels kept per phase: the chunks nearest the slice shown, up to this many bytes (48 MiB is
+// 96 slices of 512×512); farther chunks are dropped and fetched again (HTTP-cached) when needed.
+export const PHASE_BUDGET_BYTES = 48 * 1024 * 1024;
+const SINGLE_SLICES_KEPT = 8; // slices fetched alone while their chunk is still on its way
 
 // Django's JavaScript catalog (base.html) defines gettext and interpolate before any module runs.
 const { gettext, interpolate } = globalThis;
@@ -63,7 +67,7 @@ class Viewport {
     this.volume = volume;
     [this.nz, this.ny, this.nx] = volume.shape;
     this.z = volume.initialZ;
-    this.voxels = null;
+    this.store = new VoxelStore(this, volume);
     this.stage = element.querySelector(".ct-stage");
     this.canvas = element.querySelector("canvas.ct-canvas");
     this.fallback = element.querySelector("img.ct-fallback");
@@ -225,27 +229,27 @@ class Viewport {
     return [index[0], index[1]];
   }
 
-  setVoxels(buffer) {
-    this.voxels = new Uint16Array(buffer); // raw int16 bits, the LUT's index
-    this.hu = new Int16Array(buffer);
-    this.canvas.hidden = false;
-    this.fallback.hidden = true;
-    this.field("loading").textContent = "";
-    this.render();
-  }
-
   render() {
-    if (this.voxels) {
+    const slice = this.store.slice(this.z);
+    if (slice) {
       const lut = this.viewer.lut;
       const size = this.nx * this.ny;
-      const slice = this.voxels.subarray(this.z * size, (this.z + 1) * size);
       const out = this.pixels;
-      for (let i = 0; i < size; i++) out[i] = lut[slice[i]];
+      for (let i = 0; i < size; i++) out[i] = lut[slice[i] & 0xffff]; // int16 bits → LUT index
       this.context.putImageData(this.image, 0, 0);
-    } else {
+      this.paintedZ = this.z;
+      if (this.canvas.hidden) {
+        this.canvas.hidden = false;
+        this.fallback.hidden = true;
+        this.element.dataset.painted = String(performance.now());
+      }
+    } else if (this.canvas.hidden) {
       const { width, level } = this.viewer.window;
       this.fallback.src = `${this.volume.sliceUrl.replace("{z}", this.z)}?ww=${width}&wl=${level}`;
+    } else {
+      this.store.want(this.z); // painted when its slice arrives
     }
+    this.element.dataset.shownZ = String(this.paintedZ ?? "");
     this.updateLabels();
     if (this.viewer.cross || this.measures.length || this.hasMarks) this.renderMarks();
   }
@@ -280,31 +284,159 @@ class Viewport {
 
   showValue(event) {
     const [x, y] = this.voxelAt(event);
-    if (!this.hu) return;
-    const value = this.hu[(this.z * this.ny + y) * this.nx + x];
+    const slice = this.store.slice(this.z);
+    if (!slice) return;
+    const value = slice[y * this.nx + x];
     this.field("hu").textContent = `HU ${value} · (${x}, ${y})`;
   }
 
+  showProgress(text) {
+    this.field("loading").textContent = text;
+  }
+
+  // The slice shown first, alone, then the chunks around it.
   async load() {
-    const expected = this.nx * this.ny * this.nz * 2;
-    const response = await fetch(this.volume.voxelsUrl, { credentials: "same-origin" });
-    if (!response.ok) throw new Error(interpolate(gettext("The volume could not be loaded (HTTP %(status)s)."), { status: response.status }, true));
-    // The body arrives inflated (Content-Encoding: gzip); count bytes for a progress label.
-    const buffer = new Uint8Array(expected);
-    const reader = response.body.getReader();
-    let received = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buffer.set(value.subarray(0, Math.max(0, expected - received)), received);
-      received += value.length;
-      const percent = Math.min(100, Math.round((100 * received) / expected));
-      this.field("loading").textContent = interpolate(gettext("Loading %(percent)s"), { percent: `${percent}%` }, true);
+    await this.store.want(this.z);
+    await this.store.streamed();
+  }
+}
+
+async function fetchVoxels(url, expected) {
+  // The body arrives inflated (Content-Encoding: gzip).
+  const response = await fetch(url, { credentials: "same-origin" });
+  if (!response.ok) throw new Error(interpolate(gettext("The volume could not be loaded (HTTP %(status)s)."), { status: response.status }, true));
+  const buffer = await response.arrayBuffer();
+  if (buffer.byteLength !== expected) {
+    throw new Error(interpolate(gettext("The volume arrived incomplete: %(received)s of %(expected)s bytes."), { received: buffer.byteLength, expected }, true));
+  }
+  return new Int16Array(buffer);
+}
+
+// One phase's voxels in the tab: chunks of consecutive slices (Int16Array) nearest the slice
+// shown, within PHASE_BUDGET_BYTES, streamed one at a time nearest first; a slice not yet in
+// memory is fetched alone so that scrolling never waits for a chunk.
+export class VoxelStore {
+  constructor(viewport, volume) {
+    this.viewport = viewport;
+    this.volume = volume;
+    [this.nz, this.ny, this.nx] = volume.shape;
+    this.sliceSize = this.nx * this.ny;
+    this.chunkSlices = volume.chunkSlices;
+    this.chunkCount = Math.ceil(this.nz / this.chunkSlices);
+    const chunkBytes = this.chunkSlices * this.sliceSize * 2;
+    this.maxChunks = Math.max(1, Math.floor(PHASE_BUDGET_BYTES / chunkBytes));
+    this.chunks = new Map(); // chunk index → Int16Array of its slices
+    this.singles = new Map(); // z → Int16Array, most recent last
+    this.loadingChunk = null;
+    this.loadingSlice = null;
+    this.wantedZ = null;
+    this.error = null;
+    this.received = { chunks: 0, bytes: 0 };
+    this.waiters = [];
+  }
+
+  slice(z) {
+    const chunk = this.chunks.get(Math.floor(z / this.chunkSlices));
+    if (chunk) {
+      const offset = (z % this.chunkSlices) * this.sliceSize;
+      return chunk.subarray(offset, offset + this.sliceSize);
     }
-    if (received !== expected) {
-      throw new Error(interpolate(gettext("The volume arrived incomplete: %(received)s of %(expected)s bytes."), { received, expected }, true));
+    return this.singles.get(z) || null;
+  }
+
+  residentBytes() {
+    let bytes = 0;
+    for (const chunk of this.chunks.values()) bytes += chunk.byteLength;
+    for (const slice of this.singles.values()) bytes += slice.byteLength;
+    return bytes;
+  }
+
+  // The chunks to hold for the slice shown: its own, then alternately after and before it.
+  plan() {
+    const centre = Math.floor(this.viewport.z / this.chunkSlices);
+    const wanted = [centre];
+    for (let step = 1; wanted.length < Math.min(this.maxChunks, this.chunkCount); step++) {
+      if (centre + step < this.chunkCount) wanted.push(centre + step);
+      if (centre - step >= 0 && wanted.length < this.maxChunks) wanted.push(centre - step);
     }
-    this.setVoxels(buffer.buffer);
+    return wanted;
+  }
+
+  // Show slice z as soon as possible: from memory, or fetched alone (the latest wish wins).
+  async want(z) {
+    this.wantedZ = z;
+    if (this.slice(z)) {
+      this.wantedZ = null;
+      return this.pump();
+    }
+    if (this.loadingSlice !== null) return; // the loop below takes the latest wish next
+    while (this.wantedZ !== null && !this.slice(this.wantedZ) && !this.error) {
+      const target = this.wantedZ;
+      this.loadingSlice = target;
+      try {
+        const slice = await fetchVoxels(this.volume.slice16Url.replace("{z}", target), this.sliceSize * 2);
+        this.singles.delete(target);
+        this.singles.set(target, slice);
+        while (this.singles.size > SINGLE_SLICES_KEPT) this.singles.delete(this.singles.keys().next().value);
+      } catch (error) {
+        this.fail(error);
+      } finally {
+        this.loadingSlice = null;
+      }
+      if (this.viewport.z === target && !this.error) this.viewport.render();
+    }
+    this.wantedZ = null;
+    return this.pump();
+  }
+
+  // Fetch the nearest missing chunk of the plan, one at a time, until the plan is in memory.
+  async pump() {
+    if (this.loadingChunk !== null || this.error || this.loadingSlice !== null) return;
+    const wanted = this.plan();
+    this.evict(wanted);
+    const next = wanted.find((index) => !this.chunks.has(index));
+    if (next === undefined) {
+      this.viewport.showProgress("");
+      this.waiters.splice(0).forEach((resolve) => resolve());
+      return;
+    }
+    this.loadingChunk = next;
+    const held = wanted.filter((index) => this.chunks.has(index)).length;
+    this.viewport.showProgress(interpolate(gettext("Loading %(percent)s"), { percent: `${Math.round((100 * held) / wanted.length)}%` }, true));
+    const slices = Math.min(this.chunkSlices, this.nz - next * this.chunkSlices);
+    try {
+      const chunk = await fetchVoxels(this.volume.chunkUrl.replace("{i}", next), slices * this.sliceSize * 2);
+      this.received.chunks += 1;
+      this.received.bytes += chunk.byteLength;
+      if (this.plan().includes(next)) this.chunks.set(next, chunk);
+      for (const z of [...this.singles.keys()]) if (this.chunks.has(Math.floor(z / this.chunkSlices))) this.singles.delete(z);
+      const shown = Math.floor(this.viewport.z / this.chunkSlices);
+      if (next === shown && this.viewport.paintedZ !== this.viewport.z) this.viewport.render();
+    } catch (error) {
+      this.fail(error);
+      return;
+    } finally {
+      this.loadingChunk = null;
+    }
+    this.pump();
+  }
+
+  evict(wanted) {
+    for (const index of [...this.chunks.keys()]) if (!wanted.includes(index)) this.chunks.delete(index);
+  }
+
+  fail(error) {
+    this.error = error;
+    this.viewport.showProgress(String(error.message || error));
+    this.waiters.splice(0).forEach((resolve) => resolve());
+  }
+
+  // Resolves once the plan around the slice shown is in memory (or loading failed).
+  streamed() {
+    return new Promise((resolve) => {
+      this.waiters.push(resolve);
+      this.pump();
+    });
   }
 }
 
@@ -514,10 +646,10 @@ export class CtViewer {
     });
   }
 
+  // Every phase's first slice, then every phase's chunks; `data-loaded` once each phase holds
+  // the chunks around its slice, `data-painted` on a viewport once its first slice is shown.
   async loadAll() {
-    await Promise.all(this.viewports.map((viewport) => viewport.load().catch((error) => {
-      viewport.field("loading").textContent = String(error.message || error);
-    })));
+    await Promise.all(this.viewports.map((viewport) => viewport.load()));
     this.root.dataset.loaded = "true";
   }
 }
