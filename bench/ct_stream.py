@@ -47,6 +47,7 @@ URLS_JS = """() => ctViewer.viewports.map((v) => ({
 def build_site(var_dir: Path) -> int:
     """Migrate, create a reviewer and import one generated real-size case; its id."""
     os.environ["VAR_DIR"] = str(var_dir)
+    os.environ.setdefault("DEBUG", "1")  # development settings: a DEID_SECRET for the import
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clinreview.settings")
     import django
 

@@ -108,37 +108,29 @@ _TYPE2_COPIED = (
 )
 
 
-def sorted_series(files: Sequence[Path]) -> list[Any]:
-    """The datasets of one series sorted by position along the slice normal (our z order)."""
-    import pydicom
+def _seg_sources(series_folder: Path) -> list[Any]:
+    """The stored series' headers in z order, with the Type 2 attributes a SEG copies from its
+    source present (de-identification may have removed them; the SEG carries them empty)."""
+    from annotations.imaging.series_store import series_headers
 
-    datasets = [pydicom.dcmread(path) for path in files]
+    datasets = series_headers(series_folder)
     for ds in datasets:
-        # Type 2 attributes a SEG copies from its source: de-identification may have emptied
-        # or removed them, and the SEG then carries them empty too.
         for keyword in _TYPE2_COPIED:
             if keyword not in ds:
                 setattr(ds, keyword, "")
-
-    def along_normal(ds) -> float:
-        row, column = (
-            np.asarray(ds.ImageOrientationPatient[:3]),
-            np.asarray(ds.ImageOrientationPatient[3:]),
-        )
-        return float(np.dot(np.cross(row, column), np.asarray(ds.ImagePositionPatient, float)))
-
-    return sorted(datasets, key=along_normal)
+    return datasets
 
 
 def write_dicom_seg(
     phase: PhaseBoxes,
-    series_files: Sequence[Path],
+    series_folder: Path,
     path: Path,
     *,
     label_names: dict[str, str],
     series_description: str = "Boxes",
 ) -> Path:
-    """Write ``phase``'s boxes as a DICOM SEG referencing the series in ``series_files``.
+    """Write ``phase``'s boxes as a DICOM SEG referencing the stored series in ``series_folder``
+    (its de-identified headers: a SEG references its source, it needs none of its pixels).
 
     One binary segment per label present, named ``label_names[label]``; frames only where a
     segment has voxels. Raises ``ValueError`` when the series does not match the geometry.
@@ -146,7 +138,7 @@ def write_dicom_seg(
     import highdicom
     import pydicom
 
-    sources = sorted_series(series_files)
+    sources = _seg_sources(series_folder)
     z, y, x = phase.shape
     if len(sources) != z or (int(sources[0].Rows), int(sources[0].Columns)) != (y, x):
         raise ValueError(f"the series has {len(sources)} slices, the boxes' phase {phase.shape}")

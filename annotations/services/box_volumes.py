@@ -80,7 +80,7 @@ def box_volumes_write(
             if series is not None and series.is_dir():
                 seg = writer.write_dicom_seg(
                     phase,
-                    sorted(p for p in series.iterdir() if p.suffix == ".dcm"),
+                    series,
                     folder / relative / f"{volume.phase}_seg.dcm",
                     label_names=names,
                     series_description=f"{case.case_id} {volume.phase} boxes",

@@ -3,13 +3,16 @@ slices, or the whole block) gzip-encoded for the browser to window itself."""
 
 from __future__ import annotations
 
-import gzip
-import os
-import tempfile
-from pathlib import Path
+import zlib
 
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.utils.http import http_date
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    StreamingHttpResponse,
+)
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
@@ -18,11 +21,8 @@ from annotations.imaging import chunks, ct
 from annotations.models import Volume
 from annotations.selectors import cases as selectors
 from annotations.selectors import visibility
-from annotations.services.volume_chunks import volume_chunk_file
 
 DEFAULT_WINDOW = ct.WINDOW_PRESETS["soft_tissue"]
-# Level 1 squeezes int16 CT about as well as level 6 here and is several times faster.
-GZIP_LEVEL = 1
 
 
 def _window(request: HttpRequest) -> tuple[float, float]:
@@ -52,56 +52,44 @@ def volume_slice_png(request: HttpRequest, pk: int, z: int) -> HttpResponse:
     return HttpResponse(png, content_type="image/png")
 
 
-def _gzip_file(volume: Volume) -> Path:
-    """The voxel block gzip-compressed, made once beside the cache and reused."""
-    cache = selectors.volume_cache_file(volume)
-    target = cache.with_suffix(".raw.gz")
-    if target.is_file() and target.stat().st_mtime >= cache.stat().st_mtime:
-        return target
-    voxels = selectors.volume_voxels(volume)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".gz")
-    try:
-        with (
-            os.fdopen(handle, "wb") as raw,
-            gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=GZIP_LEVEL, mtime=0) as stream,
-        ):
-            for z in range(voxels.shape[0]):
-                # '<i2': the browser reads an Int16Array, which is little-endian everywhere.
-                stream.write(voxels[z].astype("<i2", copy=False).tobytes())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return target
+def _stored_version(volume: Volume) -> str:
+    """Changes when the volume's stored form does (a conversion to chunks)."""
+    stored = selectors.volume_cache_file(volume)
+    return f"{int(stored.stat().st_mtime)}-{'c' if stored.is_dir() else 'n'}"
+
+
+def _gzip_stream(voxels, z0: int, z1: int):
+    """Slices [z0, z1) as one gzip stream, compressed a slice at a time (bounded memory)."""
+    deflate = zlib.compressobj(chunks.GZIP_LEVEL, zlib.DEFLATED, 31)  # 31: gzip framing
+    for z in range(z0, z1):
+        block = deflate.compress(chunks.little_endian_bytes(voxels[z]))
+        if block:
+            yield block
+    yield deflate.flush()
 
 
 @require_GET
 @role_required(*ROLES)
-def volume_voxels(request: HttpRequest, pk: int) -> HttpResponse:
-    """All voxels as int16 little-endian (z, y, x), sent gzip-encoded for the browser to inflate.
-
-    A client that does not accept gzip gets the raw bytes. Volumes never change after import,
-    so the response is cacheable and revalidated by ETag.
-    """
+def volume_voxels(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpResponse:
+    """All voxels as int16 little-endian (z, y, x), gzip-encoded when accepted (compressed as
+    it is sent: nothing is kept beside the stored chunks). The viewer streams chunks instead;
+    this serves other clients. Cacheable and revalidated by ETag."""
     volume = visibility.get_volume_for_user_or_404(request.user, pk)
-    compressed = _gzip_file(volume)
-    etag = f'"v{volume.pk}-{int(compressed.stat().st_mtime)}-{compressed.stat().st_size}"'
+    voxels = selectors.volume_voxels(volume)
+    etag = f'"v{volume.pk}-{_stored_version(volume)}"'
     if request.headers.get("If-None-Match") == etag:
-        response = HttpResponse(status=304)
+        response: HttpResponse | StreamingHttpResponse = HttpResponse(status=304)
     elif "gzip" in request.headers.get("Accept-Encoding", ""):
-        response = FileResponse(compressed.open("rb"), content_type="application/octet-stream")
-        response["Content-Encoding"] = "gzip"
-        response["Content-Length"] = str(compressed.stat().st_size)
-    else:
-        voxels = selectors.volume_voxels(volume)
-        response = HttpResponse(
-            voxels.astype("<i2", copy=False).tobytes(), content_type="application/octet-stream"
+        response = StreamingHttpResponse(
+            _gzip_stream(voxels, 0, volume.size_z), content_type="application/octet-stream"
         )
-    response["ETag"] = etag
-    response["Vary"] = "Accept-Encoding"
-    response["Cache-Control"] = "private, max-age=86400"
-    response["Last-Modified"] = http_date(compressed.stat().st_mtime)
-    response["X-Volume-Shape"] = f"{volume.size_z},{volume.size_y},{volume.size_x}"
+        response["Content-Encoding"] = "gzip"
+    else:
+        response = HttpResponse(
+            chunks.little_endian_bytes(voxels[0 : volume.size_z]),
+            content_type="application/octet-stream",
+        )
+    _voxel_headers(response, volume, etag, 0, volume.size_z)
     return response
 
 
@@ -109,7 +97,9 @@ def volume_voxels(request: HttpRequest, pk: int) -> HttpResponse:
 _CACHE_CONTROL = "private, max-age=86400"
 
 
-def _voxel_headers(response: HttpResponse, volume: Volume, etag: str, z0: int, z1: int) -> None:
+def _voxel_headers(
+    response: HttpResponse | StreamingHttpResponse, volume: Volume, etag: str, z0: int, z1: int
+) -> None:
     response["ETag"] = etag
     response["Vary"] = "Accept-Encoding"
     response["Cache-Control"] = _CACHE_CONTROL
@@ -125,8 +115,7 @@ def volume_slice_voxels(request: HttpRequest, pk: int, z: int) -> HttpResponse:
     volume = visibility.get_volume_for_user_or_404(request.user, pk)
     if not 0 <= z < volume.size_z:
         raise Http404("slice out of range")
-    cache = selectors.volume_cache_file(volume)
-    etag = f'"s{volume.pk}-{z}-{int(cache.stat().st_mtime)}"'
+    etag = f'"s{volume.pk}-{z}-{_stored_version(volume)}"'
     if request.headers.get("If-None-Match") == etag:
         response = HttpResponse(status=304)
     else:
@@ -152,20 +141,24 @@ def volume_chunk(request: HttpRequest, pk: int, index: int) -> HttpResponse:
         z0, z1 = chunks.chunk_range(index, volume.size_z)
     except chunks.ChunkError:
         raise Http404("chunk out of range") from None
-    path = volume_chunk_file(volume, index)
-    stat = path.stat()
-    etag = f'"c{volume.pk}-{index}-{int(stat.st_mtime)}-{stat.st_size}"'
+    path = selectors.volume_chunk_file(volume, index)
+    etag = f'"c{volume.pk}-{index}-{_stored_version(volume)}"'
+    voxels = selectors.volume_voxels(volume)
     if request.headers.get("If-None-Match") == etag:
-        response = HttpResponse(status=304)
-    elif "gzip" in request.headers.get("Accept-Encoding", ""):
-        response = FileResponse(path.open("rb"), content_type="application/octet-stream")
-        response["Content-Encoding"] = "gzip"
-        response["Content-Length"] = str(stat.st_size)
-    else:
+        response: HttpResponse = HttpResponse(status=304)
+    elif "gzip" not in request.headers.get("Accept-Encoding", ""):
         response = HttpResponse(
-            chunks.little_endian_bytes(selectors.volume_voxels(volume)[z0:z1]),
+            b"".join(chunks.little_endian_bytes(voxels[z]) for z in range(z0, z1)),
             content_type="application/octet-stream",
         )
+    elif path is not None:  # the stored chunk, as it is
+        response = FileResponse(path.open("rb"), content_type="application/octet-stream")
+        response["Content-Encoding"] = "gzip"
+        response["Content-Length"] = str(path.stat().st_size)
+    else:  # a volume still stored as .npy
+        response = HttpResponse(
+            b"".join(_gzip_stream(voxels, z0, z1)), content_type="application/octet-stream"
+        )
+        response["Content-Encoding"] = "gzip"
     _voxel_headers(response, volume, etag, z0, z1)
-    response["Last-Modified"] = http_date(stat.st_mtime)
     return response

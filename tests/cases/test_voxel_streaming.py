@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 
 import numpy as np
+import pytest
 from django.urls import reverse
 
 from annotations.imaging import chunks
@@ -41,9 +42,7 @@ def test_one_slice_comes_alone_gzip_encoded_with_caching_headers(client, small_c
     assert client.get(reverse("volume-slice-voxels", args=[volume.pk, 8])).status_code == 404
 
 
-def test_chunks_together_are_the_volume_and_the_last_one_is_short(
-    client, small_case, people, settings
-):
+def test_chunks_together_are_the_volume_and_the_last_one_is_short(client, small_case, people):
     volume = small_case.volumes.get(phase="delayed")
     settings_slices = chunks.CHUNK_SLICES
     logged_in(client, people["reviewer"])
@@ -79,8 +78,24 @@ def test_streamed_voxels_need_a_login_and_a_role(client, small_case, people):
         assert client.get(url).status_code == 403
 
 
-def test_chunks_in_the_pure_module_round_trip(tmp_path):
-    voxels = np.arange(3 * 5 * 4, dtype=np.int16).reshape(3, 5, 4) - 1000
-    path = chunks.write_chunk(voxels, tmp_path / "c.gz")
-    assert np.array_equal(chunks.read_chunk(path, 3, 5, 4), voxels)
+def test_a_stored_volume_reads_back_by_slice_by_range_and_whole_and_serves_plain_gzip(tmp_path):
+    voxels = (np.arange(37 * 5 * 4, dtype=np.int32).reshape(37, 5, 4) % 3000 - 1024).astype(
+        np.int16
+    )
+    # Given in uneven slabs, stored in chunks of CHUNK_SLICES.
+    folder = chunks.write_chunked_volume([voxels[:7], voxels[7:30], voxels[30:]], tmp_path / "v")
+    stored = chunks.ChunkedVolume(folder)
+    assert stored.shape == (37, 5, 4) and len(stored.offsets) == chunks.chunk_count(37)
+    assert np.array_equal(np.asarray(stored), voxels)
+    assert all(np.array_equal(stored[z], voxels[z]) for z in (0, 15, 16, 36, -1))
+    assert np.array_equal(stored[10:20], voxels[10:20])
+    assert np.array_equal(stored[3, 1:4, 2], voxels[3, 1:4, 2])
+    # Each chunk file is one plain gzip member, as the browser inflates it.
+    last = gzip.decompress(stored.chunk_file(2).read_bytes())
+    assert last == voxels[32:].astype("<i2").tobytes()
     assert chunks.chunk_range(1, 20, 16) == (16, 20) and chunks.chunk_count(20, 16) == 2
+    with pytest.raises(IndexError):
+        stored[37]
+    (folder / chunks.INDEX_NAME).unlink()  # written last: without it, not a stored volume
+    with pytest.raises(chunks.ChunkError):
+        chunks.ChunkedVolume(folder)
