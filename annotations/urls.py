@@ -90,6 +90,12 @@ urlpatterns = [
     path("benchmarks/<slug:name>/cases/", case_views.case_list, name="benchmark-cases"),
     path("volumes/<int:pk>/slices/<int:z>.png", volume_views.volume_slice_png, name="volume-slice"),
     path("volumes/<int:pk>/voxels", volume_views.volume_voxels, name="volume-voxels"),
+    path(
+        "volumes/<int:pk>/slices/<int:z>.i16",
+        volume_views.volume_slice_voxels,
+        name="volume-slice-voxels",
+    ),
+    path("volumes/<int:pk>/chunks/<int:index>.i16", volume_views.volume_chunk, name="volume-chunk"),
     path("review/", review_views.review_queue, name="review-queue"),
     path("review/items/<int:pk>/", review_views.review_item, name="review-item"),
     path(

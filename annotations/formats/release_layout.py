@@ -75,10 +75,19 @@ class ExportOptions:
     withhold_split: str = ""  # to NAME_test.tsv, its answers to NAME_test_answers.json
     part_bytes: int | None = None  # NAME.tsv is also written in parts of about this size
     version: str = ""
+    box_volumes: bool = False  # boxes/: NIfTI label maps and DICOM SEG of the 3D boxes
 
     @classmethod
-    def release(cls, *, version="", withhold_split="", part_bytes=PART_BYTES, local_layout=None):
-        return cls(True, local_layout, True, withhold_split, part_bytes, version)
+    def release(
+        cls,
+        *,
+        version="",
+        withhold_split="",
+        part_bytes=PART_BYTES,
+        local_layout=None,
+        box_volumes=False,
+    ):
+        return cls(True, local_layout, True, withhold_split, part_bytes, version, box_volumes)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from dicomanonymizer.simpledicomanonymizer import empty_element, replace_element
 from pydicom.dataelem import DataElement
 from pydicom.dataset import Dataset
 from pydicom.sequence import Sequence
+from pydicom.uid import ExplicitVRLittleEndian
 
 from annotations.imaging.dicom import MALFORMED_DICOM, VolumeError
 
@@ -141,12 +142,14 @@ def deidentify_dataset(ds: Dataset, pseudonyms: Pseudonymizer) -> None:
 
 
 def deidentify_series(
-    src_folder: Path, dst_folder: Path, pseudonymizer: Pseudonymizer
+    src_folder: Path, dst_folder: Path, pseudonymizer: Pseudonymizer, *, pixels: bool = True
 ) -> list[Path]:
     """Write de-identified copies of every DICOM file in ``src_folder`` into ``dst_folder``.
 
     Output files are named by their pseudonymous SOP Instance UID, because original file names
-    may carry identifiers. Raises ``VolumeError`` on a file that is not readable DICOM.
+    may carry identifiers. Without ``pixels`` only the headers are kept (the pixel data lives
+    in the volume's stored chunks; ``imaging.series_store.rebuild_series`` joins them again).
+    Raises ``VolumeError`` on a file that is not readable DICOM.
     """
     src_folder, dst_folder = Path(src_folder), Path(dst_folder)
     if not src_folder.is_dir():
@@ -159,12 +162,25 @@ def deidentify_series(
         try:
             ds = pydicom.dcmread(path)
             deidentify_dataset(ds, pseudonymizer)
+            if not pixels:
+                strip_pixels(ds)
             target = dst_folder / f"{ds.get('SOPInstanceUID', pseudonymizer.uid(path.name))}.dcm"
             ds.save_as(target, enforce_file_format=True)
         except MALFORMED_DICOM as error:
             raise VolumeError(f"{path.name}: not a readable DICOM file ({error})") from None
         written.append(target)
     return written
+
+
+def strip_pixels(ds: Dataset) -> None:
+    """Remove the pixel data (and what only describes its encoding) from ``ds``, leaving an
+    uncompressed header that ``rebuild_series`` can fill again."""
+    for keyword in ("PixelData", "FloatPixelData", "DoubleFloatPixelData"):
+        if keyword in ds:
+            delattr(ds, keyword)
+    meta = getattr(ds, "file_meta", None)
+    if meta is not None and meta.get("TransferSyntaxUID") not in (None, ExplicitVRLittleEndian):
+        meta.TransferSyntaxUID = ExplicitVRLittleEndian
 
 
 def _code(value: str, meaning: str) -> Dataset:

@@ -8,7 +8,7 @@ clipped to -1024.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,21 +54,61 @@ def write_synthetic_series(
     volume = np.asarray(hu)
     if volume.ndim != 3:
         raise ValueError(f"hu must be a (z, y, x) array, got shape {volume.shape}")
+    return write_synthetic_series_slabs(
+        out_dir,
+        volume.shape,
+        [volume],
+        spacing=spacing,
+        origin=origin,
+        direction=direction,
+        phase=phase,
+        patient_name=patient_name,
+        patient_id=patient_id,
+        study_uid=study_uid,
+        shuffle_names=shuffle_names,
+        extra_tags=extra_tags,
+    )
+
+
+def write_synthetic_series_slabs(
+    out_dir: Path,
+    shape: Sequence[int],
+    slabs: Iterable[np.ndarray],
+    *,
+    spacing: Sequence[float],
+    origin: Sequence[float],
+    direction: Sequence[float] = IDENTITY_DIRECTION,
+    phase: str,
+    patient_name: str = "",
+    patient_id: str = "",
+    study_uid: str | None = None,
+    shuffle_names: bool = False,
+    extra_tags: dict[str, Any] | None = None,
+) -> list[Path]:
+    """`write_synthetic_series` of a volume of ``shape`` given as consecutive HU slabs
+    (each (k, y, x), together ``shape[0]`` slices), so that no more than a slab is in memory."""
+    shape = tuple(int(n) for n in shape)
     axes = _checked_rotation(direction)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     shared = _series_dataset(
-        volume.shape, spacing, axes, phase, patient_name, patient_id, study_uid, extra_tags
+        shape, spacing, axes, phase, patient_name, patient_id, study_uid, extra_tags
     )
-    names = _file_names(volume.shape[0], shuffle_names)
-    stored = np.clip(volume, RESCALE_INTERCEPT, STORED_MAX + RESCALE_INTERCEPT) - RESCALE_INTERCEPT
-    stored = stored.astype(np.uint16)
-    paths = []
-    for k in range(volume.shape[0]):
-        position = np.asarray(origin, dtype=np.float64) + axes[:, 2] * (k * float(spacing[2]))
-        path = out_dir / names[k]
-        _slice_dataset(shared, stored[k], position, k).save_as(path, enforce_file_format=True)
-        paths.append(path)
+    names = _file_names(shape[0], shuffle_names)
+    paths: list[Path] = []
+    for slab in slabs:
+        if slab.ndim != 3 or slab.shape[1:] != shape[1:] or len(paths) + len(slab) > shape[0]:
+            raise ValueError(f"slab of shape {slab.shape} does not fit a volume of {shape}")
+        stored = np.clip(slab, RESCALE_INTERCEPT, STORED_MAX + RESCALE_INTERCEPT)
+        stored = (stored - RESCALE_INTERCEPT).astype(np.uint16)
+        for pixels in stored:
+            k = len(paths)
+            position = np.asarray(origin, dtype=np.float64) + axes[:, 2] * (k * float(spacing[2]))
+            path = out_dir / names[k]
+            _slice_dataset(shared, pixels, position, k).save_as(path, enforce_file_format=True)
+            paths.append(path)
+    if len(paths) != shape[0]:
+        raise ValueError(f"the slabs held {len(paths)} slices, the shape says {shape[0]}")
     return paths
 
 
@@ -215,10 +255,11 @@ def _layout(shape: Sequence[int], seed: int) -> _Layout:
     return _Layout(stomach=stomach, tumor=tumor, nodes=nodes, liver=liver)
 
 
-def _grid(shape: Sequence[int]) -> Grid:
+def _grid(shape: Sequence[int], z_range: tuple[int, int] | None = None) -> Grid:
     z, y, x = shape
+    z0, z1 = z_range or (0, z)
     return (
-        np.arange(z, dtype=np.float32).reshape(z, 1, 1),
+        np.arange(z0, z1, dtype=np.float32).reshape(z1 - z0, 1, 1),
         np.arange(y, dtype=np.float32).reshape(1, y, 1),
         np.arange(x, dtype=np.float32).reshape(1, 1, x),
     )
@@ -231,21 +272,32 @@ def _disc(shape: Sequence[int], cx: float, cy: float, rx: float, ry: float) -> n
 
 
 def make_abdomen_phantom(
-    shape: Sequence[int] = (40, 256, 256), *, phase: str, seed: int
+    shape: Sequence[int] = (40, 256, 256),
+    *,
+    phase: str,
+    seed: int,
+    noise_sigma: float = 8.0,
+    z_range: tuple[int, int] | None = None,
 ) -> np.ndarray:
     """A gastric-cancer-like abdomen in HU (int16, (z, y, x)) for one contrast ``phase``.
 
     Body with fat and muscle wall, liver with portal veins, spine, aorta, kidneys, an air-filled
     stomach with an enhancing wall and a thickened tumor, and perigastric lymph nodes. The
     phase changes only HU values; ``seed`` moves the anatomy (see ``phantom_boxes``).
+    ``noise_sigma`` is the HU noise inside the body. ``z_range`` (z0, z1) draws only those
+    slices of the volume of ``shape`` (a slab), so real-size volumes are made in bounded memory.
     """
     if phase not in PHASES:
         raise ValueError(f"unknown phase {phase!r}; expected one of {', '.join(PHASES)}")
     column = PHASES.index(phase)
     hu = {name: values[column] for name, values in _ENHANCEMENT.items()}
-    z, y, x = (int(n) for n in shape)
+    _, y, x = (int(n) for n in shape)
+    z0, z1 = z_range or (0, int(shape[0]))
+    if not 0 <= z0 < z1 <= int(shape[0]):
+        raise ValueError(f"z_range {z_range} is not within 0..{shape[0]}")
+    z = z1 - z0
     layout = _layout(shape, seed)
-    grid = _grid(shape)
+    grid = _grid(shape, (z0, z1))
     volume = np.full((z, y, x), -1000, dtype=np.int16)
     volume[:] = np.where(_disc(shape, x * 0.5, y * 0.5, x * 0.45, y * 0.34), hu["muscle"], -1000)
     volume[:] = np.where(_disc(shape, x * 0.5, y * 0.5, x * 0.42, y * 0.31), hu["fat"], volume)
@@ -257,7 +309,9 @@ def make_abdomen_phantom(
     _draw_stomach(volume, layout, grid, hu)
     for node in layout.nodes:
         volume[node.mask(grid)] = hu["node"]
-    noise = np.random.default_rng([seed, column]).normal(0.0, 8.0, size=(z, y, x))
+    # Seeded per slab so that a slab's noise does not depend on how the volume was split up.
+    rng = np.random.default_rng([seed, column] if z_range is None else [seed, column, z0])
+    noise = rng.normal(0.0, noise_sigma, size=(z, y, x))
     body = volume > -900
     volume[body] = np.clip(volume[body] + noise[body], -1024, 3071).astype(np.int16)
     return volume
@@ -293,20 +347,39 @@ def phantom_boxes(shape: Sequence[int], seed: int) -> list[dict[str, Any]]:
     """The stomach, tumor and lymph-node boxes ``make_abdomen_phantom`` draws for this seed.
 
     Each is ``{"label": ..., "voxel": [x0, y0, z0, x1, y1, z1]}`` (end-exclusive), the tight
-    bounding box of that structure's voxels; identical for every phase.
+    bounding box of that structure's voxels; identical for every phase. Computed slab by slab,
+    so real-size shapes need no full-volume masks.
     """
     layout = _layout(shape, seed)
-    grid = _grid(shape)
-    tumor = layout.tumor.mask(grid)
-    # The tumor bulges out of the wall, and it is part of the stomach as drawn.
-    labelled = [("stomach", layout.stomach.mask(grid) | tumor), ("tumor", tumor)]
-    labelled += [("lymph_node", node.mask(grid)) for node in layout.nodes]
-    boxes = []
-    for label, mask in labelled:
-        box = _bounding_box(mask)
-        if box is not None:
-            boxes.append({"label": label, "voxel": box})
-    return boxes
+    structures: list[tuple[str, list[_Blob]]] = [
+        ("stomach", [layout.stomach, layout.tumor]),  # the tumor bulges out of the wall
+        ("tumor", [layout.tumor]),
+    ]
+    structures += [("lymph_node", [node]) for node in layout.nodes]
+    found: list[list[int] | None] = [None] * len(structures)
+    for z0 in range(0, int(shape[0]), _BOX_SLAB):
+        z1 = min(z0 + _BOX_SLAB, int(shape[0]))
+        grid = _grid(shape, (z0, z1))
+        for index, (_, blobs) in enumerate(structures):
+            mask = np.logical_or.reduce([blob.mask(grid) for blob in blobs])
+            box = _bounding_box(mask)
+            if box is not None:
+                box[2], box[5] = box[2] + z0, box[5] + z0
+                found[index] = _union(found[index], box)
+    return [
+        {"label": label, "voxel": box}
+        for (label, _), box in zip(structures, found, strict=True)
+        if box is not None
+    ]
+
+
+_BOX_SLAB = 16
+
+
+def _union(a: list[int] | None, b: list[int]) -> list[int]:
+    if a is None:
+        return b
+    return [*(min(a[k], b[k]) for k in range(3)), *(max(a[k], b[k]) for k in range(3, 6))]
 
 
 def _bounding_box(mask: np.ndarray) -> list[int] | None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from annotations.imaging.chunks import ChunkedVolume, ChunkError
+
 
 class VoxelCacheError(ValueError):
     """A cache file that is missing or not an int16 (z, y, x) array."""
@@ -34,8 +36,14 @@ def write_voxel_cache(voxels: np.ndarray, path: Path) -> Path:
     return path
 
 
-def open_voxel_cache(path: Path) -> np.memmap:
-    """Open a voxel cache read-only as a memmap of int16 (z, y, x)."""
+def open_voxel_cache(path: Path) -> np.memmap | ChunkedVolume:
+    """Open a volume's voxels read-only as int16 (z, y, x): the stored chunks (a folder, see
+    ``imaging.chunks``), or a ``.npy`` cache of volumes imported before them, as a memmap."""
+    if Path(path).is_dir():
+        try:
+            return ChunkedVolume(Path(path))
+        except ChunkError as error:
+            raise VoxelCacheError(str(error)) from None
     try:
         voxels = np.load(Path(path), mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as error:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from annotations.imaging.chunks import ChunkedVolume
 from annotations.imaging.volume import open_voxel_cache
 
 # (width, level) in HU; the order is the order of keys 1–5 in the viewer (FORMATS.md).
@@ -88,8 +89,11 @@ def _png_chunk(kind: bytes, payload: bytes) -> bytes:
     return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", checksum)
 
 
-def render_slice_png(cache: Path | str | np.ndarray, z: int, width: float, level: float) -> bytes:
-    """PNG of axial slice ``z`` of a voxel cache (a ``.npy`` path or an opened memmap)."""
+def render_slice_png(
+    cache: Path | str | np.ndarray | ChunkedVolume, z: int, width: float, level: float
+) -> bytes:
+    """PNG of axial slice ``z`` of a stored volume (its path, or the volume opened:
+    ``open_voxel_cache``)."""
     voxels = open_voxel_cache(Path(cache)) if isinstance(cache, str | Path) else cache
     if voxels.ndim != 3:
         raise ValueError(f"a voxel cache is (z, y, x), got shape {voxels.shape}")

@@ -60,8 +60,11 @@ class Volume(models.Model):
     spacing = models.JSONField()  # [sx, sy, sz] mm
     origin = models.JSONField()  # [ox, oy, oz] mm, LPS
     direction = models.JSONField()  # 9 floats, row-major 3x3
-    cache_path = models.CharField(max_length=255)  # .npy int16 (z, y, x), relative to MEDIA_ROOT
-    dicom_path = models.CharField(max_length=255, blank=True)  # de-identified series folder
+    # The stored voxels, relative to MEDIA_ROOT: a folder of chunks (imaging.chunks), or an
+    # int16 (z, y, x) .npy of a volume imported before them (manage.py store_volumes_once).
+    cache_path = models.CharField(max_length=255)
+    # De-identified series folder: DICOM headers without pixels (or whole, before chunks).
+    dicom_path = models.CharField(max_length=255, blank=True)
     series_uid = models.CharField(max_length=128, blank=True)  # pseudonymised UID
     hu_min = models.IntegerField(default=-1024)
     hu_max = models.IntegerField(default=3071)

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from annotations.imaging import ct
+from annotations.imaging.chunks import ChunkedVolume
 from annotations.models import Box, Case, Family, Item, Volume
 from annotations.selectors import visibility
 
@@ -29,10 +30,10 @@ class _MemmapCache:
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._open: OrderedDict[str, np.memmap] = OrderedDict()
+        self._open: OrderedDict[str, np.memmap | ChunkedVolume] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, path: Path) -> np.memmap:
+    def get(self, path: Path) -> np.memmap | ChunkedVolume:
         key = str(path)
         with self._lock:
             if key in self._open:
@@ -57,9 +58,17 @@ def volume_cache_file(volume: Volume) -> Path:
     return Path(settings.MEDIA_ROOT) / volume.cache_path
 
 
-def volume_voxels(volume: Volume) -> np.memmap:
-    """The volume's HU voxels (z, y, x) int16, memory-mapped."""
+def volume_voxels(volume: Volume) -> np.memmap | ChunkedVolume:
+    """The volume's HU voxels (z, y, x) int16, read like an array: its stored chunks (a slice
+    inflated when asked for), or the memory-mapped ``.npy`` of a volume not converted yet."""
     return memmaps.get(volume_cache_file(volume))
+
+
+def volume_chunk_file(volume: Volume, index: int) -> Path | None:
+    """The gzip file of chunk ``index`` as stored (``ChunkError`` out of range), or None for a
+    volume still stored as ``.npy`` (its chunks are compressed when asked for)."""
+    voxels = volume_voxels(volume)
+    return voxels.chunk_file(index) if isinstance(voxels, ChunkedVolume) else None
 
 
 def phase_sorted(volumes) -> list[Volume]:

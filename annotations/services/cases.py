@@ -35,7 +35,7 @@ from annotations.formats.gastricx import (
     tnm_label_sets,
     validate_case_volumes,
 )
-from annotations.imaging import ct
+from annotations.imaging import chunks, ct
 from annotations.imaging.images import ImageError, prepare_image
 from annotations.models import (
     Benchmark,
@@ -245,19 +245,21 @@ def _stage_endoscopy(
 def _load_phase(
     source: Path, media_root: Path, relative: str, pseudonymizer: ct.Pseudonymizer
 ) -> _PhaseFiles:
-    """Load one phase, store its de-identified DICOM and its voxel cache."""
+    """Load one phase and store it once: its voxels as chunks (``imaging.chunks``: slices,
+    streaming and exports read them) and its de-identified DICOM headers without pixels (what
+    a DICOM SEG references; ``series_store.rebuild_series`` makes the whole series again)."""
     if source.is_dir():
         # Loading the original first validates it (truncation, mixed series, spacing) before
         # anything is written; the stored copies keep pixels and geometry exactly.
         volume = ct.load_dicom_series(source)
-        ct.deidentify_series(source, media_root / relative / "dicom", pseudonymizer)
+        ct.deidentify_series(source, media_root / relative / "dicom", pseudonymizer, pixels=False)
         dicom_path = f"{relative}/dicom"
         series_uid = pseudonymizer.uid(volume.series_uid) if volume.series_uid else ""
     else:
         volume = ct.load_nifti(source)
         dicom_path, series_uid = "", ""
-    cache_path = f"{relative}/voxels.npy"
-    ct.write_voxel_cache(volume.voxels, media_root / cache_path)
+    cache_path = f"{relative}/voxels"
+    chunks.write_chunked_volume([volume.voxels], media_root / cache_path)
     return _PhaseFiles(
         shape=volume.shape,
         spacing=tuple(float(v) for v in volume.spacing),  # type: ignore[arg-type]

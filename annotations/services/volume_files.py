@@ -12,7 +12,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-# Imported volumes live under MEDIA_ROOT/volumes/<import>/<case>/<phase>/ (dicom/, voxels.npy).
+# Imported volumes live under MEDIA_ROOT/volumes/<import>/<case>/<phase>/ (dicom/, voxels/).
 VOLUMES_FOLDER = "volumes"
 
 

@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
 
 from annotations.access import ROLES, role_required
-from annotations.imaging import ct
+from annotations.imaging import chunks, ct
 from annotations.models import Benchmark, BoxLabel, BoxState, Case, Family, Volume
 from annotations.selectors import cases as selectors
 from annotations.selectors import visibility
@@ -88,6 +88,11 @@ def _viewer_config(request: HttpRequest, volumes: list[Volume], slices: dict[int
                 "initialZ": slices[v.pk],
                 "voxelsUrl": reverse("volume-voxels", args=[v.pk]),
                 "sliceUrl": reverse("volume-slice", args=[v.pk, 0]).replace("/0.png", "/{z}.png"),
+                "slice16Url": reverse("volume-slice-voxels", args=[v.pk, 0]).replace(
+                    "/0.i16", "/{z}.i16"
+                ),
+                "chunkUrl": reverse("volume-chunk", args=[v.pk, 0]).replace("/0.i16", "/{i}.i16"),
+                "chunkSlices": chunks.CHUNK_SLICES,
                 "boxesUrl": reverse("api-volume-boxes", args=[v.pk]),
                 "boxes": [_box_json(b) for b in v.boxes.all()],
             }

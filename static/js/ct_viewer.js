@@ -1,4 +1,6 @@
 // Multi-phase CT viewer: one canvas per phase, windowed in the browser from 16-bit voxels.
+import { VoxelStore } from "./ct_voxels.js";
+
 // Phases follow each other by patient position (LPS millimetres), never by slice index,
 // because phases of one case may differ in origin, spacing and slice count.
 
@@ -63,7 +65,7 @@ class Viewport {
     this.volume = volume;
     [this.nz, this.ny, this.nx] = volume.shape;
     this.z = volume.initialZ;
-    this.voxels = null;
+    this.store = new VoxelStore(this, volume);
     this.stage = element.querySelector(".ct-stage");
     this.canvas = element.querySelector("canvas.ct-canvas");
     this.fallback = element.querySelector("img.ct-fallback");
@@ -225,27 +227,27 @@ class Viewport {
     return [index[0], index[1]];
   }
 
-  setVoxels(buffer) {
-    this.voxels = new Uint16Array(buffer); // raw int16 bits, the LUT's index
-    this.hu = new Int16Array(buffer);
-    this.canvas.hidden = false;
-    this.fallback.hidden = true;
-    this.field("loading").textContent = "";
-    this.render();
-  }
-
   render() {
-    if (this.voxels) {
+    const slice = this.store.slice(this.z);
+    if (slice) {
       const lut = this.viewer.lut;
       const size = this.nx * this.ny;
-      const slice = this.voxels.subarray(this.z * size, (this.z + 1) * size);
       const out = this.pixels;
-      for (let i = 0; i < size; i++) out[i] = lut[slice[i]];
+      for (let i = 0; i < size; i++) out[i] = lut[slice[i] & 0xffff]; // int16 bits → LUT index
       this.context.putImageData(this.image, 0, 0);
-    } else {
+      this.paintedZ = this.z;
+      if (this.canvas.hidden) {
+        this.canvas.hidden = false;
+        this.fallback.hidden = true;
+        this.element.dataset.painted = String(performance.now());
+      }
+    } else if (this.canvas.hidden) {
       const { width, level } = this.viewer.window;
       this.fallback.src = `${this.volume.sliceUrl.replace("{z}", this.z)}?ww=${width}&wl=${level}`;
+    } else {
+      this.store.want(this.z); // painted when its slice arrives
     }
+    this.element.dataset.shownZ = String(this.paintedZ ?? "");
     this.updateLabels();
     if (this.viewer.cross || this.measures.length || this.hasMarks) this.renderMarks();
   }
@@ -280,31 +282,20 @@ class Viewport {
 
   showValue(event) {
     const [x, y] = this.voxelAt(event);
-    if (!this.hu) return;
-    const value = this.hu[(this.z * this.ny + y) * this.nx + x];
+    const slice = this.store.slice(this.z);
+    if (!slice) return;
+    const value = slice[y * this.nx + x];
     this.field("hu").textContent = `HU ${value} · (${x}, ${y})`;
   }
 
+  showProgress(text) {
+    this.field("loading").textContent = text;
+  }
+
+  // The slice shown first, alone, then the chunks around it.
   async load() {
-    const expected = this.nx * this.ny * this.nz * 2;
-    const response = await fetch(this.volume.voxelsUrl, { credentials: "same-origin" });
-    if (!response.ok) throw new Error(interpolate(gettext("The volume could not be loaded (HTTP %(status)s)."), { status: response.status }, true));
-    // The body arrives inflated (Content-Encoding: gzip); count bytes for a progress label.
-    const buffer = new Uint8Array(expected);
-    const reader = response.body.getReader();
-    let received = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buffer.set(value.subarray(0, Math.max(0, expected - received)), received);
-      received += value.length;
-      const percent = Math.min(100, Math.round((100 * received) / expected));
-      this.field("loading").textContent = interpolate(gettext("Loading %(percent)s"), { percent: `${percent}%` }, true);
-    }
-    if (received !== expected) {
-      throw new Error(interpolate(gettext("The volume arrived incomplete: %(received)s of %(expected)s bytes."), { received, expected }, true));
-    }
-    this.setVoxels(buffer.buffer);
+    await this.store.want(this.z);
+    await this.store.streamed();
   }
 }
 
@@ -514,10 +505,10 @@ export class CtViewer {
     });
   }
 
+  // Every phase's first slice, then every phase's chunks; `data-loaded` once each phase holds
+  // the chunks around its slice, `data-painted` on a viewport once its first slice is shown.
   async loadAll() {
-    await Promise.all(this.viewports.map((viewport) => viewport.load().catch((error) => {
-      viewport.field("loading").textContent = String(error.message || error);
-    })));
+    await Promise.all(this.viewports.map((viewport) => viewport.load()));
     this.root.dataset.loaded = "true";
   }
 }

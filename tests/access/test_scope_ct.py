@@ -44,6 +44,8 @@ def page_urls(case) -> list[str]:
         reverse("benchmark-cases", args=[case.benchmark.name]),
         reverse("volume-slice", args=[volume.pk, 3]),
         reverse("volume-voxels", args=[volume.pk]),
+        reverse("volume-slice-voxels", args=[volume.pk, 3]),
+        reverse("volume-chunk", args=[volume.pk, 0]),
         reverse("image", args=[case.endoscopy_image.sha256]),
     ]
 

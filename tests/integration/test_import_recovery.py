@@ -150,7 +150,8 @@ def test_a_killed_gastricx_import_leaves_no_patient_data_behind(
     first = celery_worker_process(env=broker.worker_env(recovery=True))
     benchmark_import_task.delay(job.pk)
     # Kill once cases are being loaded: the zip extracted, some volumes written, nothing committed.
-    wait_for(lambda: len(list(volumes.rglob("voxels.npy"))) >= 2, timeout=120, interval=0.02)
+    # index.json is written last in a stored volume (imaging.chunks): two phases are whole.
+    wait_for(lambda: len(list(volumes.rglob("index.json"))) >= 2, timeout=120, interval=0.02)
     first.kill()
     assert not Benchmark.objects.filter(name="gx-killed").exists()
     left = _holds_phi(staging)

@@ -116,6 +116,7 @@ class _Export:
         self.test: TsvWriter | None = None
         self.answers: JsonItems | None = None
         self.tasks: TaskFiles | None = None
+        self.box_volumes: dict = {}  # the manifest's entry for boxes/ (options.box_volumes)
         # Base64 of every distinct image: about what NAME.tsv weighs.
         weight = rows.images_bytes(self.items) * 4 // 3
         large = bool(options.part_bytes) and weight > options.part_bytes
@@ -139,6 +140,11 @@ class _Export:
                 self.tasks.close(self.header)
             if self.options.coco:
                 _write_coco(self._file("_coco.json"), self.items, self.hidden)
+            if self.options.box_volumes:
+                # Imported here: nibabel, pydicom and highdicom stay out of every start-up.
+                from annotations.services.box_volumes import release_box_volumes_write
+
+                self.box_volumes = release_box_volumes_write(self.folder, self.items, self.hidden)
             for out in self.files:
                 out.close()
         except BaseException:
@@ -319,6 +325,8 @@ class _Export:
             }
         if self.options.coco:
             layout["coco"] = f"{name}_coco.json"
+        if self.options.box_volumes:
+            layout["box_volumes"] = self.box_volumes
         if self.kind_counted:
             layout["tsv_rows"] = self.main.rows
             layout.update(taskfiles.task_layout(name, self.tasks) if self.tasks else {})
