@@ -14,6 +14,12 @@ from annotations.formats.coco import write_coco
 from annotations.formats.jsonexport import dumps_canonical
 from annotations.formats.stream import image_file_name, quoted
 from annotations.imaging.geometry import VolumeGeometry, box_voxel_to_mm
+from annotations.inference.task_prompts import (
+    ENDOSCOPY_LABEL,
+    ct_slice_label,
+    item_image_label,
+    report_question,
+)
 
 REPORT_TSV_COLUMNS = ("index", "image", "question", "answer", "category", "l2-category", "split")
 LOCALIZATION_SCHEMA = "clinreview.localization/1"
@@ -154,11 +160,12 @@ class Retrieval:
         out.write((dumps_canonical(document) + "\n").encode("utf-8"))
 
 
-def report_cells(item: Any, category: str, l2_category: str) -> dict[str, str]:
-    """The quoted text cells of an open item's NAME_report.tsv row (its answer: the reference)."""
+def report_cells(item: Any, question: str, category: str, l2_category: str) -> dict[str, str]:
+    """The quoted text cells of an open item's NAME_report.tsv row: `question` the whole text
+    the item is asked with (`report_prompt`), its answer the reference."""
     return {
         "index": quoted(item.source_index),
-        "question": quoted(item.question),
+        "question": quoted(question),
         "answer": quoted(item.reference),
         "category": quoted(category),
         "l2-category": quoted(l2_category),
@@ -179,6 +186,24 @@ def report_pictures(kind: str, case: Any, refs: Sequence[Any]) -> dict[Hashable,
         for volume in case.volumes:
             pictures[("ct", volume.id, volume.size_z // 2)] = volume
     return pictures
+
+
+def report_prompt(
+    kind: str, item: Any, pictures: Mapping[Hashable, Any], indicators: Sequence[Mapping]
+) -> str:
+    """The whole text an open item is asked with (`task_prompts.report_question`), its images
+    named as runs name them: `pictures` as `report_pictures` gives them."""
+    labels = []
+    for number, (key, source) in enumerate(pictures.items(), start=1):
+        if isinstance(key, tuple):  # ("ct", volume id, z)
+            labels.append(ct_slice_label(source.phase, key[2], source.size_z))
+        elif item.case_id:
+            labels.append(ENDOSCOPY_LABEL)
+        else:
+            labels.append(item_image_label(number))
+    return report_question(
+        kind, question=item.question, image_labels=labels, indicators=indicators
+    )
 
 
 def case_images(case: Any) -> list[dict[str, Any]]:

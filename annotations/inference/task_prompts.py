@@ -13,6 +13,12 @@ API:
   are sent (e.g. "CT, venous phase, axial slice 45 of 120"); `indicators` are case.json's
   `{"name", "value", "unit", "reference_range"}`; `language` "en" or "zh" asks for the reference
   reports' language (ROUGE/BLEU compare words, so the languages must match).
+- `report_question(kind, *, question, image_labels, indicators=(), language=None) -> str`: the
+  whole text a report item is asked with (its own question, if the prompt does not hold it
+  already, above `build_report_prompt`): what runs send and what NAME_report.tsv's question
+  cell holds, built from the same fields in both places. `ct_slice_label(phase, z, size_z)`,
+  `ENDOSCOPY_LABEL` and `item_image_label(n)` name the images; `indicator_entry(...)` is one
+  indicator as `format_indicators` takes it.
 - `build_localization_prompt(target, *, image_label, width, height) -> str`: one box
   `[x0, y0, x1, y1]` in pixels of the one image sent (a CT slice or the endoscopy image); read
   the answer with `inference.boxparse.parse_box(reply, width=width, height=height)`. For a 3D
@@ -39,7 +45,11 @@ __all__ = [
     "build_localization_prompt",
     "build_report_prompt",
     "build_vqa_prompt",
+    "ct_slice_label",
     "format_indicators",
+    "indicator_entry",
+    "item_image_label",
+    "report_question",
     "label_for_letter",
     "label_options",
     "task_prompt_overview",
@@ -64,6 +74,7 @@ REPORT_KINDS: dict[str, tuple[str, str]] = {
         "the impression",
     ),
 }
+ENDOSCOPY_LABEL = "endoscopy image"
 BOX_TARGETS = {"tumor": "tumor", "lymph_node": "perigastric lymph node", "stomach": "stomach"}
 _LANGUAGES = {"en": "English", "zh": "Simplified Chinese"}
 
@@ -151,6 +162,57 @@ def build_report_prompt(
         prompt += f"Biochemical indicators:\n{format_indicators(indicators)}\n"
     prompt += f"Write {task}. Answer with the report text only."
     return prompt + _language_line(language)
+
+
+def report_question(
+    kind: str,
+    *,
+    question: str,
+    image_labels: Sequence[str],
+    indicators: Sequence[Mapping[str, Any]] = (),
+    language: str | None = None,
+) -> str:
+    """The whole text a report item is asked with: `question` (the item's own, unless the
+    prompt already holds it) above the report prompt of `kind`. Runs send it; a release's
+    NAME_report.tsv holds it as the question cell, so VLMEvalKit asks the same."""
+    prompt = build_report_prompt(
+        kind,
+        image_labels=image_labels,
+        indicators=indicators if kind == "diagnostic" else (),
+        language=language,
+    )
+    if question and question not in prompt:
+        prompt = f"{question}\n{prompt}"
+    return prompt
+
+
+def ct_slice_label(phase: str, z: int, size_z: int) -> str:
+    """How an axial CT slice is named to the model (z counted from 0, shown from 1)."""
+    return f"CT, {phase.replace('_', '-')} phase, axial slice {z + 1} of {size_z}"
+
+
+def item_image_label(number: int) -> str:
+    """An item's own image (no case), numbered from 1."""
+    return f"image {number}"
+
+
+def indicator_entry(
+    *,
+    name: str,
+    value: float | None,
+    value_text: str,
+    unit: str,
+    reference_low: float | None,
+    reference_high: float | None,
+) -> dict[str, Any]:
+    """One stored indicator as `format_indicators` reads it (a text value where no number)."""
+    both = reference_low is not None and reference_high is not None
+    return {
+        "name": name,
+        "value": value if value is not None else value_text,
+        "unit": unit,
+        "reference_range": [reference_low, reference_high] if both else None,
+    }
 
 
 def build_localization_prompt(target: str, *, image_label: str, width: int, height: int) -> str:

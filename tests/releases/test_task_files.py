@@ -7,6 +7,7 @@ import ast
 import base64
 import hashlib
 import json
+import re
 import string
 from pathlib import Path
 
@@ -143,8 +144,10 @@ def test_the_report_file_is_vlmevalkits_open_vqa_layout_with_image_lists(made, t
     assert images_of(rows.loc[diagnostic.source_index, "image"]) == [endoscopy, middle]
     # The CT report: the CT only, still a list (of one image).
     assert images_of(rows.loc[ct_report.source_index, "image"]) == [middle]
-    raw = (tmp_path / "r" / "GxTasks_report.tsv").read_text().splitlines()
-    assert all(cell.startswith('"') and cell.endswith('"') for cell in raw[1].split("\t"))
+    # Every cell of a row quoted (a question cell holds the whole prompt, newlines included).
+    body = (tmp_path / "r" / "GxTasks_report.tsv").read_text().partition("\n")[2]
+    first = re.match(r'"(?:[^"]|"")*"(?:\t"(?:[^"]|"")*")*\n', body)
+    assert first is not None and first.group(0).count('"\t"') == len(frame.columns) - 1
 
 
 def test_localization_boxes_are_in_pixels_voxels_and_lps_millimetres(made, tmp_path):

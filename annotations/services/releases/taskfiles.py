@@ -69,6 +69,7 @@ class TaskFiles:
 
         self.export = export
         self.cases: dict[int, CaseSide] = {}
+        self.indicators: dict[int, list[dict]] = {}
         # report_kind reads only `target` and `task`, which a row has too; it is annotated `Item`.
         self.report_kind: Callable[[ItemRow], str] = report_kind  # type: ignore[assignment]
         self.report_tsv: TsvWriter | None = None
@@ -93,15 +94,21 @@ class TaskFiles:
     def chunk(self, chunk: list[ItemRow]) -> None:
         kinds = (ItemKind.OPEN, ItemKind.BOX, ItemKind.RETRIEVAL)
         self.cases = rows.chunk_cases({i.case_id for i in chunk if i.case_id and i.kind in kinds})
+        self.indicators = rows.chunk_indicators(
+            {i.case_id for i in chunk if i.case_id and i.kind == ItemKind.OPEN}
+        )
 
     def write(self, item: ItemRow, refs: list[ImageRef], withhold: bool) -> None:
         case = self.cases.get(item.case_id) if item.case_id else None
         answer = {"index": item.source_index, "kind": item.kind}
         if item.kind == ItemKind.OPEN:
             category, l2 = self.export.report_values(item)
-            cells = taskfiles.report_cells(item, category, l2)
+            kind = self.report_kind(item)
+            pictures = taskfiles.report_pictures(kind, case, refs)
+            indicators = self.indicators.get(item.case_id, []) if item.case_id else []
+            question = taskfiles.report_prompt(kind, item, pictures, indicators)
+            cells = taskfiles.report_cells(item, question, category, l2)
             self.export.note_formulas(item, cells)
-            pictures = taskfiles.report_pictures(self.report_kind(item), case, refs)
             out = self.report_test if withhold else self.report_tsv
             assert out is not None  # opened for the export's open items (and its withheld split)
             out.write(cells, item.source_index, list(pictures), self._base64(pictures, case))

@@ -23,11 +23,15 @@ from typing import Any
 from annotations.inference import Completion, build_messages
 from annotations.inference.boxparse import parse_box
 from annotations.inference.task_prompts import (
+    ENDOSCOPY_LABEL,
     REPORT_KINDS,
     build_localization_prompt,
-    build_report_prompt,
+    ct_slice_label,
+    indicator_entry,
+    item_image_label,
     label_options,
     letter_of,
+    report_question,
 )
 from annotations.models import Image, Item, ItemKind, Volume
 from annotations.scoring.boxes import box3d_from_slice_boxes
@@ -124,15 +128,11 @@ def box_truth(item: Item) -> list[float] | None:
     return [float(v) for v in box] if isinstance(box, list) and len(box) in (4, 6) else None
 
 
-def _phase_name(phase: str) -> str:
-    return phase.replace("_", "-")
-
-
 def _slice_picture(volume: Volume, z: int) -> Picture:
     from annotations.selectors.cases import volume_cache_file
 
     return Picture(
-        label=f"CT, {_phase_name(volume.phase)} phase, axial slice {z + 1} of {volume.size_z}",
+        label=ct_slice_label(volume.phase, z, volume.size_z),
         width=volume.size_x,
         height=volume.size_y,
         cache=volume_cache_file(volume),
@@ -150,14 +150,14 @@ def case_pictures(item: Item, *, ct: bool = True, endoscopy: bool = True) -> lis
     case = item.case
     if case is None:
         return [
-            _image_picture(ii.image, f"image {n}")
+            _image_picture(ii.image, item_image_label(n))
             for n, ii in enumerate(item.item_images.all(), start=1)
         ]
     from annotations.selectors.cases import phase_sorted
 
     pictures = []
     if endoscopy and case.endoscopy_image is not None:
-        pictures.append(_image_picture(case.endoscopy_image, "endoscopy image"))
+        pictures.append(_image_picture(case.endoscopy_image, ENDOSCOPY_LABEL))
     if ct:
         pictures += [_slice_picture(v, v.size_z // 2) for v in phase_sorted(case.volumes.all())]
     return pictures
@@ -167,14 +167,14 @@ def _indicators(item: Item) -> list[dict[str, Any]]:
     if item.case is None:
         return []
     return [
-        {
-            "name": i.name,
-            "value": i.value if i.value is not None else i.value_text,
-            "unit": i.unit,
-            "reference_range": [i.reference_low, i.reference_high]
-            if i.reference_low is not None and i.reference_high is not None
-            else None,
-        }
+        indicator_entry(
+            name=i.name,
+            value=i.value,
+            value_text=i.value_text,
+            unit=i.unit,
+            reference_low=i.reference_low,
+            reference_high=i.reference_high,
+        )
         for i in item.case.indicators.all()
     ]
 
@@ -202,13 +202,13 @@ def task_request(item: Item, *, with_image: bool) -> TaskRequest:
     if item.kind == ItemKind.OPEN:
         kind = report_kind(item)
         pictures = case_pictures(item, ct=kind != "endoscopy", endoscopy=kind != "ct")
-        prompt = build_report_prompt(
+        # The same text as the question cell of the release's NAME_report.tsv row.
+        prompt = report_question(
             kind,
+            question=item.question,
             image_labels=[p.label for p in pictures] if with_image else [],
             indicators=_indicators(item) if kind == "diagnostic" else (),
         )
-        if item.question and item.question not in prompt:
-            prompt = f"{item.question}\n{prompt}"
         return TaskRequest(item.kind, prompt, tuple(pictures), with_image=with_image)
     if item.kind == ItemKind.RETRIEVAL:
         if item.case is None:
