@@ -277,6 +277,26 @@ def coco_without_targets(boxes: Iterable[dict], hidden: set[tuple]) -> Iterator[
             yield box
 
 
+def coco_targets(
+    found: Localization, images: Sequence[Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The localization targets as more (images, boxes) of NAME_coco.json beside `images` (its
+    stored images): a target on a stored image already there is put on it, every other image
+    (a CT slice, a stored image not yet there) gets the next free id."""
+    by_sha = {image["sha256"]: image["id"] for image in images if image.get("sha256")}
+    next_id = max((int(image["id"]) for image in images), default=0) + 1
+    new_images: list[dict[str, Any]] = []
+    ids: dict[int, int] = {}
+    for image in found.images:
+        known = by_sha.get(image["sha256"]) if "phase" not in image and "sha256" in image else None
+        if known is None:
+            known, next_id = next_id, next_id + 1
+            new_images.append({**image, "id": known})
+        ids[image["id"]] = known
+    boxes = [{**box, "image_id": ids[box["image_id"]]} for box in found.boxes]
+    return new_images, boxes
+
+
 def task_layout(name: str, files: Any) -> dict[str, Any]:
     """The manifest's layout entries of the task files `files` has (None where a kind is absent:
     report_tsv, report_test, localization, retrieval), with their counts."""
