@@ -19,6 +19,7 @@ API:
   cell holds, built from the same fields in both places. `ct_slice_label(phase, z, size_z)`,
   `ENDOSCOPY_LABEL` and `item_image_label(n)` name the images; `indicator_entry(...)` is one
   indicator as `format_indicators` takes it.
+- `box_slices(z0, z1, size_z)`: the CT slices a 3D target is asked on.
 - `build_localization_prompt(target, *, image_label, width, height) -> str`: one box
   `[x0, y0, x1, y1]` in pixels of the one image sent (a CT slice or the endoscopy image); read
   the answer with `inference.boxparse.parse_box(reply, width=width, height=height)`. For a 3D
@@ -31,6 +32,7 @@ API:
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -38,9 +40,11 @@ from typing import Any
 from annotations.inference.prompts import build_mcq_prompt
 
 __all__ = [
+    "BOX_SLICES",
     "BOX_TARGETS",
     "REPORT_KINDS",
     "TASKS",
+    "box_slices",
     "build_classification_prompt",
     "build_localization_prompt",
     "build_report_prompt",
@@ -213,6 +217,30 @@ def indicator_entry(
         "unit": unit,
         "reference_range": [reference_low, reference_high] if both else None,
     }
+
+
+# A 3D target is asked on at most this many slices inside it, plus one slice beyond each end
+# (so that the joined box's extent in z is the model's, not ours).
+BOX_SLICES = 3
+
+
+def box_slices(
+    z0: int, z1: int, size_z: int
+) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+    """Slices asked for a target spanning `[z0, z1)`: up to BOX_SLICES evenly inside, one
+    stride beyond each end; with the run of slices each one stands for. A release lists the
+    slices of each 3D target (NAME_localization.json), its COCO figures are over them."""
+    stride = max(1, math.ceil((z1 - z0) / BOX_SLICES))
+    half = stride // 2
+    inside = math.ceil((z1 - z0) / stride)
+    slices, spans = [], []
+    for k in range(-1, inside + 1):
+        start = z0 + k * stride
+        z = start + half
+        if 0 <= z < size_z:
+            slices.append(z)
+            spans.append((max(0, start), min(size_z, start + stride)))
+    return tuple(slices), tuple(spans)
 
 
 def build_localization_prompt(target: str, *, image_label: str, width: int, height: int) -> str:

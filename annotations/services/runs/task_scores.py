@@ -13,8 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotations.models import Item, ItemKind, Prediction, Run
+from annotations.inference.task_prompts import box_slices
+from annotations.models import Item, ItemKind, Prediction, Run, Volume
 from annotations.scoring.boxes import box_on_slice
+from annotations.scoring.coco import SliceOutcome
 from annotations.scoring.retrieval import CrossModalRanks, cross_modal_ranks
 from annotations.scoring.tasks import (
     TASK_KEYS,
@@ -42,6 +44,8 @@ _FIELDS = (
     "item__target",
     "item__task",
     "item__case_id",
+    "item__case__case_id",
+    "item__source_index",
 )
 
 
@@ -52,7 +56,8 @@ class _Outcomes:
     reports: list[ReportOutcome] = field(default_factory=list)
     boxes: list[BoxOutcome] = field(default_factory=list)
     slices: list[BoxOutcome] = field(default_factory=list)
-    pairs: list[tuple[int, int, dict[str, list[float]]]] = field(default_factory=list)
+    asked: list[SliceOutcome] = field(default_factory=list)  # every 2D image asked
+    pairs: list[tuple[int, str, dict[str, list[float]]]] = field(default_factory=list)
     answered: Counter[str] = field(default_factory=Counter)  # by task, without an error
 
 
@@ -67,7 +72,9 @@ def _item(row: dict[str, Any]) -> Item:
     )
 
 
-def _outcomes(rows: Iterable[dict[str, Any]]) -> _Outcomes:
+def _outcomes(
+    rows: Iterable[dict[str, Any]], sizes: dict[tuple[int, str], int] | None = None
+) -> _Outcomes:
     found = _Outcomes()
     for row in rows:
         kind, item = row["item__kind"], _item(row)
@@ -82,17 +89,27 @@ def _outcomes(rows: Iterable[dict[str, Any]]) -> _Outcomes:
             text = row["raw_text"] if answered and row["raw_text"].strip() else None
             found.reports.append(ReportOutcome(item.reference, text, report_kind(item)))
         elif kind == ItemKind.BOX:
-            _box_outcomes(found, item, row)
+            _box_outcomes(found, item, row, sizes or {})
         elif kind == ItemKind.RETRIEVAL and answered and row["embedding"]:
-            found.pairs.append((row["pk"], row["item__case_id"], row["embedding"]))
+            # Cases are known by their code, as a release names them (its scorer ranks alike).
+            found.pairs.append((row["pk"], row["item__case__case_id"], row["embedding"]))
     return found
 
 
-def _box_outcomes(found: _Outcomes, item: Item, row: dict[str, Any]) -> None:
+def _box_outcomes(
+    found: _Outcomes, item: Item, row: dict[str, Any], sizes: dict[tuple[int, str], int]
+) -> None:
     truth = box_truth(item)
     if truth is None:
         return
     found.boxes.append(BoxOutcome(truth, row["box"] if not row["error"] else None))
+    found.asked += asked_slices(
+        row["item__source_index"],
+        truth,
+        None if row["error"] else row["box"],
+        None if row["error"] else row["slice_boxes"],
+        sizes.get((row["item__case_id"], (item.target or {}).get("phase"))),
+    )
     # 2D per slice: each slice asked that the target crosses, against the target's section.
     for z, box in (row["slice_boxes"] or {}).items():
         section = box_on_slice(truth, int(z)) if len(truth) == 6 else None
@@ -100,12 +117,33 @@ def _box_outcomes(found: _Outcomes, item: Item, row: dict[str, Any]) -> None:
             found.slices.append(BoxOutcome(section, box))
 
 
-def _ranks(pairs: list[tuple[int, int, dict[str, list[float]]]]) -> CrossModalRanks | None:
+def asked_slices(
+    index: int,
+    truth: list[float],
+    box: list[float] | None,
+    slice_boxes: dict[str, Any] | None,
+    size_z: int | None,
+) -> list[SliceOutcome]:
+    """The 2D images asked for one localization item, with the truth and the answer on each:
+    a 2D target's image; every slice a 3D target is asked on (`box_slices`, beyond its ends
+    too: there the truth is None). A release's scorer builds the same from its files."""
+    if len(truth) == 4:
+        return [SliceOutcome(index, truth, box)]
+    if size_z is None:
+        return []
+    slices, _spans = box_slices(int(truth[2]), int(math.ceil(truth[5])), size_z)
+    answers = slice_boxes or {}
+    return [
+        SliceOutcome((index, z), box_on_slice(truth, z), answers.get(str(z))) for z in slices
+    ]
+
+
+def _ranks(pairs: list[tuple[int, str, dict[str, list[float]]]]) -> CrossModalRanks | None:
     if not pairs:
         return None
     cases = sorted({case for _pk, case, _e in pairs})
     position = {case: n for n, case in enumerate(cases)}
-    case_vectors: dict[int, list[float]] = {}
+    case_vectors: dict[str, list[float]] = {}
     for _pk, case, embedding in pairs:
         case_vectors.setdefault(case, embedding["case"])
     return cross_modal_ranks(
@@ -142,7 +180,8 @@ def retrieval_ranks_store(*, run: Run) -> None:
 def run_tasks_summary(*, run: Run, resamples: int = TASK_RESAMPLES) -> dict[str, Any]:
     """The run's scores per task, each with its bootstrap 95% interval (`scoring.tasks`), and
     how many items of each task it answered."""
-    found = _outcomes(_rows(run).iterator(chunk_size=2000))
+    rows = _rows(run)
+    found = _outcomes(rows.iterator(chunk_size=2000), _volume_sizes(rows))
     label_sets = _label_sets(run, found.classification)
     summary = build_tasks_summary(
         vqa=found.vqa,
@@ -150,6 +189,7 @@ def run_tasks_summary(*, run: Run, resamples: int = TASK_RESAMPLES) -> dict[str,
         label_sets=label_sets,
         reports=found.reports,
         localization=found.boxes,
+        slices=found.asked,
         retrieval=_ranks(found.pairs),
         resamples=resamples,
         seed=run.seed,
@@ -157,7 +197,7 @@ def run_tasks_summary(*, run: Run, resamples: int = TASK_RESAMPLES) -> dict[str,
     if found.slices:
         by_slice = build_tasks_summary(localization=found.slices, resamples=resamples)
         summary["localization"]["by_slice"] = {
-            name: by_slice["localization"][name] for name in TASK_KEYS["localization"]
+            name: by_slice["localization"][name] for name in ("mean_iou", "ap50")
         }
     summary["counts"] = {
         "vqa": len(found.vqa),
@@ -168,6 +208,13 @@ def run_tasks_summary(*, run: Run, resamples: int = TASK_RESAMPLES) -> dict[str,
     }
     summary["answered"] = {task: found.answered[task] for task in TASK_KEYS}
     return _json_safe(summary)
+
+
+def _volume_sizes(rows) -> dict[tuple[int, str], int]:
+    """Slices per (case, phase) of the cases of the run's 3D localization items."""
+    cases = rows.filter(item__kind=ItemKind.BOX, item__case_id__isnull=False)
+    volumes = Volume.objects.filter(case_id__in=cases.values("item__case_id"))
+    return {(c, phase): z for c, phase, z in volumes.values_list("case_id", "phase", "size_z")}
 
 
 def _label_sets(run: Run, outcomes: list[ChoiceOutcome]) -> dict[str, list[str]]:

@@ -25,6 +25,7 @@ from annotations.inference.boxparse import parse_box
 from annotations.inference.task_prompts import (
     ENDOSCOPY_LABEL,
     REPORT_KINDS,
+    box_slices,
     build_localization_prompt,
     ct_slice_label,
     indicator_entry,
@@ -37,9 +38,6 @@ from annotations.models import Image, Item, ItemKind, Volume
 from annotations.scoring.boxes import box3d_from_slice_boxes
 
 CHOICE_KINDS = (ItemKind.MCQ, ItemKind.LABEL)
-# A 3D target is asked on at most this many slices inside it, plus one slice beyond each end
-# (so that the joined box's extent in z is the model's, not ours).
-BOX_SLICES = 3
 CT_WINDOW = (400.0, 40.0)  # soft tissue: what radiologists read the stomach wall in
 
 
@@ -177,24 +175,6 @@ def _indicators(item: Item) -> list[dict[str, Any]]:
         )
         for i in item.case.indicators.all()
     ]
-
-
-def box_slices(
-    z0: int, z1: int, size_z: int
-) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
-    """Slices asked for a target spanning `[z0, z1)`: up to BOX_SLICES evenly inside, one
-    stride beyond each end; with the run of slices each one stands for."""
-    stride = max(1, math.ceil((z1 - z0) / BOX_SLICES))
-    half = stride // 2
-    inside = math.ceil((z1 - z0) / stride)
-    slices, spans = [], []
-    for k in range(-1, inside + 1):
-        start = z0 + k * stride
-        z = start + half
-        if 0 <= z < size_z:
-            slices.append(z)
-            spans.append((max(0, start), min(size_z, start + stride)))
-    return tuple(slices), tuple(spans)
 
 
 def task_request(item: Item, *, with_image: bool) -> TaskRequest:
