@@ -34,8 +34,10 @@ LOCALIZATION_DESCRIPTION = {
     "boxes_3d": "3D targets: voxel [x0, y0, z0, x1, y1, z1] (end exclusive, x = column, "
     "y = row, z = slice) and mm (LPS centres of voxel (x0, y0, z0) and (x1-1, y1-1, z1-1)), "
     "with the series geometry they were computed from.",
-    "items": "every localization item: index, case_id, label, phase or image, split; a "
-    "withheld item has no box here (its truth is in NAME_test_answers.json).",
+    "items": "every localization item: index, case_id, label, phase or image, split, and for "
+    "a 3D target the CT slices it is asked on (inside the box and one beyond each end; the "
+    "release's COCO figures are over them); a withheld item has no box nor slices here (they "
+    "are in NAME_test_answers.json).",
 }
 RETRIEVAL_DESCRIPTION = {
     "cases": "the case side: per case_id its images, the endoscopy image by sha256 and per CT "

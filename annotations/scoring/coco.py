@@ -9,6 +9,9 @@ API:
   `COCOeval(iouType="bbox")` over those images, one category, every predicted box a detection
   of score 1 (models give no confidence): `ap50` its AP at IoU 0.5, `ap` its AP@[.5:.95]
   (101-point interpolated precision, area "all", maxDets 100). None without any truth.
+- `target_slices(index, truth, box, slice_boxes, slices) -> [SliceOutcome]`: the images asked
+  for one localization item: a 2D target's image, or each slice `slices` of a 3D target (the
+  truth on it or None beyond the box, the answer `slice_boxes[str(z)]`).
 - `slice_iou(outcomes) -> list[float]`: per image with a truth or a prediction, its IoU (a box
   without a counterpart: 0); an image with neither is left out (nothing to overlap).
 
@@ -19,13 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from annotations.scoring.boxes import iou_2d
+from annotations.scoring.boxes import box_on_slice, iou_2d
 
-__all__ = ["COCO_EVALUATOR", "SliceOutcome", "coco_ap", "slice_iou"]
+__all__ = ["COCO_EVALUATOR", "SliceOutcome", "coco_ap", "slice_iou", "target_slices"]
 
 COCO_EVALUATOR = (
     "pycocotools COCOeval(iouType='bbox'): 101-point interpolated AP, area all, maxDets 100; "
@@ -102,3 +105,20 @@ def slice_iou(outcomes: Sequence[SliceOutcome]) -> list[float]:
         else:
             values.append(iou_2d(outcome.truth, outcome.predicted))
     return values
+
+
+def target_slices(
+    index: Hashable,
+    truth: Sequence[float],
+    box: Sequence[float] | None,
+    slice_boxes: Mapping[str, Any] | None,
+    slices: Sequence[int],
+) -> list[SliceOutcome]:
+    """The 2D images asked for one localization item (see the module docstring)."""
+    if len(truth) == 4:
+        return [SliceOutcome(index, truth, box)]
+    answers = slice_boxes or {}
+    return [
+        SliceOutcome((index, int(z)), box_on_slice(truth, int(z)), answers.get(str(z)))
+        for z in slices
+    ]

@@ -85,6 +85,8 @@ __all__ = [
     "ChoiceOutcome",
     "ReportOutcome",
     "build_tasks_summary",
+    "issue_keys",
+    "json_safe",
 ]
 
 AP_IOU_THRESHOLD = 0.5
@@ -374,3 +376,22 @@ def _rank_metric(name: str, ranks: np.ndarray) -> float:
     if name == "median_rank":
         return float(np.median(ranks))
     return float(np.mean(ranks <= int(name.removeprefix("recall_at_"))))
+
+
+def issue_keys(tasks: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Exactly the `tasks` keys of `run_model --out` (TASK_KEYS) from a tasks summary."""
+    return {
+        task: {name: (tasks.get(task) or {}).get(name) for name in names}
+        for task, names in TASK_KEYS.items()
+    }
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with every non-finite float as None (PostgreSQL's JSON has no NaN)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(key): json_safe(v) for key, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value

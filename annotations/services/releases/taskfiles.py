@@ -4,6 +4,7 @@ pairs). The answers of withheld items go to NAME_test_answers.json with the othe
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +17,7 @@ from pybase64 import b64encode
 from annotations.formats import stream, taskfiles
 from annotations.formats.release_layout import ExportOptions
 from annotations.formats.stream import HashingFile, JsonItems, TsvWriter
+from annotations.inference.task_prompts import box_slices
 from annotations.models import BoxLabel, ItemKind
 from annotations.selectors import release_rows as rows
 from annotations.selectors.release_rows import CaseSide, ImageRef, ItemRow, KindCount
@@ -145,6 +147,7 @@ class TaskFiles:
         target, code = item.target or {}, case.code if case else None
         label, voxel, phase = str(target.get("label") or "tumor"), target.get("voxel"), None
         where = _Where(index=item.source_index, label=label)
+        slices: list[int] | None = None
         if isinstance(voxel, list) and len(voxel) == 6:
             phase = target.get("phase")
             volume = case.volume(phase) if case else None
@@ -156,6 +159,9 @@ class TaskFiles:
             box_3d, image, box = taskfiles.volume_target(
                 **where, case_id=code, volume=volume, voxel=voxel
             )
+            # The slices runs ask (beyond the box's ends too): the release's COCO figures'.
+            z0, z1 = int(voxel[2]), int(math.ceil(voxel[5]))
+            slices = list(box_slices(z0, z1, volume.size_z)[0])
         else:
             image, box, box_3d = taskfiles.image_target(case, refs, target), target.get("box"), None
             if image is None:
@@ -163,12 +169,15 @@ class TaskFiles:
                     gettext("Localization item %(index)s has no box on an image or a CT phase.")
                     % {"index": item.source_index}
                 )
-        place = {"phase": phase} if phase else {"image": image["image"]}
+        place: dict = {"phase": phase} if phase else {"image": image["image"]}
+        if slices is not None and not withhold:  # a withheld item's slices tell where it is
+            place["slices"] = slices
         assert self.localization is not None  # opened for the export's box items
         self.localization.item(**where, case_id=code, split=item.split, **place)
         if not withhold:
             self.localization.box(**where, image=image, box=box, box_3d=box_3d)
-        return {"image": image, "box": box, "box_3d": box_3d}
+        answer = {"image": image, "box": box, "box_3d": box_3d}
+        return answer if slices is None else {**answer, "slices": slices}
 
     def close(self, header: dict) -> None:
         # A HashingFile takes the bytes these writers write; their annotation asks for an IO.

@@ -16,7 +16,7 @@ from typing import Any
 from annotations.inference.task_prompts import box_slices
 from annotations.models import Item, ItemKind, Prediction, Run, Volume
 from annotations.scoring.boxes import box_on_slice
-from annotations.scoring.coco import SliceOutcome
+from annotations.scoring.coco import SliceOutcome, target_slices
 from annotations.scoring.retrieval import CrossModalRanks, cross_modal_ranks
 from annotations.scoring.tasks import (
     TASK_KEYS,
@@ -24,6 +24,8 @@ from annotations.scoring.tasks import (
     ChoiceOutcome,
     ReportOutcome,
     build_tasks_summary,
+    issue_keys,
+    json_safe,
 )
 from annotations.selectors.runs import TASK_OF_KIND
 from annotations.services.runs.tasks import box_truth, label_field, report_kind
@@ -124,18 +126,14 @@ def asked_slices(
     slice_boxes: dict[str, Any] | None,
     size_z: int | None,
 ) -> list[SliceOutcome]:
-    """The 2D images asked for one localization item, with the truth and the answer on each:
-    a 2D target's image; every slice a 3D target is asked on (`box_slices`, beyond its ends
-    too: there the truth is None). A release's scorer builds the same from its files."""
+    """The 2D images asked for one localization item (`scoring.coco.target_slices`): a 3D
+    target's slices are those `box_slices` asks, as its release lists them."""
     if len(truth) == 4:
-        return [SliceOutcome(index, truth, box)]
+        return target_slices(index, truth, box, None, ())
     if size_z is None:
         return []
     slices, _spans = box_slices(int(truth[2]), int(math.ceil(truth[5])), size_z)
-    answers = slice_boxes or {}
-    return [
-        SliceOutcome((index, z), box_on_slice(truth, z), answers.get(str(z))) for z in slices
-    ]
+    return target_slices(index, truth, box, slice_boxes, slices)
 
 
 def _ranks(pairs: list[tuple[int, str, dict[str, list[float]]]]) -> CrossModalRanks | None:
@@ -207,7 +205,7 @@ def run_tasks_summary(*, run: Run, resamples: int = TASK_RESAMPLES) -> dict[str,
         "retrieval": len(found.pairs),
     }
     summary["answered"] = {task: found.answered[task] for task in TASK_KEYS}
-    return _json_safe(summary)
+    return json_safe(summary)
 
 
 def _volume_sizes(rows) -> dict[tuple[int, str], int]:
@@ -230,19 +228,4 @@ def _label_sets(run: Run, outcomes: list[ChoiceOutcome]) -> dict[str, list[str]]
 
 def tasks_block(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Exactly the issue's `tasks` keys (each metric's value, interval and n) from a summary."""
-    tasks = summary.get("tasks") or {}
-    return {
-        task: {name: (tasks.get(task) or {}).get(name) for name in names}
-        for task, names in TASK_KEYS.items()
-    }
-
-
-def _json_safe(value: Any) -> Any:
-    # PostgreSQL's JSON has no NaN: an undefined value is stored as null.
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(key): _json_safe(v) for key, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
+    return issue_keys(summary.get("tasks") or {})
