@@ -42,7 +42,9 @@ MCQ_PROMPT = (
     "'Options:' and one 'X. text' line per non-empty option, then 'Please select the correct "
     "answer from the options above. '"
 )
-VQA_PROMPT = "ImageBaseDataset.build_prompt: the images (the image-list cell), then the question cell"
+VQA_PROMPT = (
+    "ImageBaseDataset.build_prompt: the images (the image-list cell), then the question cell"
+)
 MEDQDEG_PROMPT = (
     "MedQDEGBenchDataset.build_prompt: the images, then '{question}\\n\\n{A. ...}\\n\\nAnswer "
     "with the option letter from the given choices directly.'"
@@ -153,7 +155,7 @@ def readme_text(name: str, benchmark: str, version: str, reproduce: Mapping[str,
         "```",
         "",
         "reads this folder and a predictions file (the JSON `run_model --out` writes, or JSON "
-        "lines `{\"index\": ..., \"prediction\": ...}`; see ClinReview's docs/releases.md) and "
+        'lines `{"index": ..., "prediction": ...}`; see ClinReview\'s docs/releases.md) and '
         "prints the `overall` and `tasks` blocks `run_model --out` writes, with the same "
         "numbers. It needs Python with numpy, rouge-score, sacrebleu and pycocotools, and "
         "ClinReview's `annotations` package on the path; no Django, no database.",

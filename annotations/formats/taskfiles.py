@@ -203,9 +203,7 @@ def report_prompt(
             labels.append(ENDOSCOPY_LABEL)
         else:
             labels.append(item_image_label(number))
-    return report_question(
-        kind, question=item.question, image_labels=labels, indicators=indicators
-    )
+    return report_question(kind, question=item.question, image_labels=labels, indicators=indicators)
 
 
 def case_images(case: Any) -> list[dict[str, Any]]:

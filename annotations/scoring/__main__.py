@@ -24,9 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("release", help="the release folder (with manifest.json)")
     parser.add_argument("predictions", help="run_model --out JSON, or JSON lines")
-    parser.add_argument(
-        "--seed", type=int, help="bootstrap seed (default: the file's, else 0)"
-    )
+    parser.add_argument("--seed", type=int, help="bootstrap seed (default: the file's, else 0)")
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES)
     args = parser.parse_args(argv)
     try:

@@ -54,7 +54,8 @@ def coco_ap(outcomes: Sequence[SliceOutcome]) -> dict[str, Any]:
     from pycocotools.cocoeval import COCOeval
 
     ids: dict[Hashable, int] = {}
-    truths, detections = [], []
+    truths: list[dict[str, Any]] = []
+    detections: list[dict[str, Any]] = []
     for outcome in outcomes:
         image_id = ids.setdefault(outcome.image, len(ids) + 1)
         if outcome.truth is not None:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from annotations.inference.task_prompts import REPORT_KINDS
-from annotations.scoring.accuracy import breakdown
+from annotations.scoring.accuracy import Score, breakdown
 from annotations.scoring.bootstrap import DEFAULT_RESAMPLES
 from annotations.scoring.boxes import box_on_slice
 from annotations.scoring.coco import SliceOutcome, target_slices
@@ -127,7 +127,9 @@ def load_predictions(path: Path | str) -> tuple[list[dict[str, Any]], int | None
 
 
 def _lettered(options: Sequence[Any]) -> dict[str, str]:
-    return {letter: text for letter, text in zip(string.ascii_uppercase, options, strict=False) if text}
+    return {
+        letter: text for letter, text in zip(string.ascii_uppercase, options, strict=False) if text
+    }
 
 
 def _truth(release: Release, index: int, item: Mapping[str, Any], key: str) -> Any:
@@ -160,7 +162,9 @@ class _Found:
     on_slices: list[BoxOutcome] = field(default_factory=list)
     asked: list[SliceOutcome] = field(default_factory=list)
     pairs: list[tuple[str, int, int]] = field(default_factory=list)
-    answered: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TASK_OF_KIND.values(), 0))
+    answered: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(TASK_OF_KIND.values(), 0)
+    )
 
 
 def _choice(release: Release, index: int, item: dict, row: dict, found: _Found) -> None:
@@ -232,11 +236,11 @@ def _collect(release: Release, rows: Sequence[Mapping[str, Any]]) -> _Found:
         elif kind == "box":
             _box(release, index, item, dict(row), found)
         elif kind == "retrieval" and not row.get("error"):
-            ranks = row.get("report_to_case_rank"), row.get("case_to_report_rank")
-            if None not in ranks:
+            to_case, to_report = row.get("report_to_case_rank"), row.get("case_to_report_rank")
+            if to_case is not None and to_report is not None:
                 if index not in release.case_of_pair:
                     raise ReleaseError(f"retrieval pair {index} has no case in the release")
-                found.pairs.append((release.case_of_pair[index], int(ranks[0]), int(ranks[1])))
+                found.pairs.append((release.case_of_pair[index], int(to_case), int(to_report)))
     return found
 
 
@@ -246,7 +250,7 @@ def _ranks(pairs: list[tuple[str, int, int]]) -> CrossModalRanks | None:
         return None
     cases = sorted({case for case, _r, _c in pairs})
     position = {case: number for number, case in enumerate(cases)}
-    case_rank = {}
+    case_rank: dict[int, int] = {}
     for case, _to_case, to_report in pairs:
         case_rank.setdefault(position[case], to_report)
     queried = sorted(case_rank)
@@ -292,6 +296,7 @@ def score(
     }
     summary["answered"] = found.answered
     overall = breakdown(found.records, ())["overall"]
+    assert isinstance(overall, Score)
     tasks = json_safe(summary)
     return {
         "overall": overall.accuracy if overall.n else None,

@@ -61,13 +61,13 @@ from annotations.scoring.bootstrap import (
     bootstrap_statistic,
 )
 from annotations.scoring.boxes import ap_from_hits, iou
-from annotations.scoring.coco import COCO_EVALUATOR, SliceOutcome, coco_ap, slice_iou
 from annotations.scoring.classification import (
     confusion_matrix,
     encode_labels,
     f1_from_confusion,
     label_counts,
 )
+from annotations.scoring.coco import COCO_EVALUATOR, SliceOutcome, coco_ap, slice_iou
 from annotations.scoring.retrieval import RECALL_KS, CrossModalRanks
 from annotations.scoring.text import (
     bleu_from_statistics,
@@ -265,9 +265,7 @@ def _pooled_macro_f1(
         for number, size in enumerate(sizes):
             chosen = indices[field_of[indices] == number]
             if chosen.size:
-                per_field.append(
-                    _macro(true_of[chosen], predicted_of[chosen], size, zero_division)
-                )
+                per_field.append(_macro(true_of[chosen], predicted_of[chosen], size, zero_division))
         defined = [value for value in per_field if not math.isnan(value)]
         return sum(defined) / len(defined) if defined else math.nan
 

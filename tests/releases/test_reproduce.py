@@ -273,7 +273,10 @@ def test_a_medqdeg_release_is_asked_with_medqdegs_prompt_under_the_name_vlmevalk
 
     manifest = json.loads((folder / "manifest.json").read_text())
     entry = manifest["reproduce"]["files"]["MqRepro.tsv"]
-    assert (entry["dataset_class"], entry["data"]) == ("MedQDEGBenchDataset", "MedQDEGBench_simulate_test")
+    assert (entry["dataset_class"], entry["data"]) == (
+        "MedQDEGBenchDataset",
+        "MedQDEGBench_simulate_test",
+    )
     assert entry["place"].endswith("/MedQ-Robust-simulate-test.tsv")
     assert "python run.py --data MedQDEGBench_simulate_test" in (folder / "README.md").read_text()
     from_release = release_prompts(folder)
@@ -282,4 +285,6 @@ def test_a_medqdeg_release_is_asked_with_medqdegs_prompt_under_the_name_vlmevalk
     scores = standalone_scores(folder, tmp_path / "out.json")
     for block in ("overall", "tasks", "task_details"):
         assert scores[block] == document[block], block
-    assert scores["overall"] == document["overall"] == pytest.approx(2 / 5)  # gold B at indices 1 and 5
+    assert (
+        scores["overall"] == document["overall"] == pytest.approx(2 / 5)
+    )  # gold B at indices 1 and 5

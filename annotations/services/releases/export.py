@@ -16,7 +16,6 @@ from django.utils.translation import gettext
 from annotations.formats import stream, taskfiles
 from annotations.formats.coco import write_coco
 from annotations.formats.release_json import json_item
-from annotations.formats.release_readme import readme_text, reproduce_block
 from annotations.formats.release_layout import (
     FORMULA_LISTED,
     REPORT_COLUMNS,
@@ -24,6 +23,7 @@ from annotations.formats.release_layout import (
     ExportOptions,
     ExportResult,
 )
+from annotations.formats.release_readme import readme_text, reproduce_block
 from annotations.formats.stream import HashingFile, JsonItems, TsvWriter
 from annotations.models import COLUMN_FIELDS, Benchmark, BoxLabel, ItemKind
 from annotations.selectors import release_rows as rows

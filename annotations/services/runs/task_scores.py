@@ -110,7 +110,7 @@ def _box_outcomes(
         truth,
         None if row["error"] else row["box"],
         None if row["error"] else row["slice_boxes"],
-        sizes.get((row["item__case_id"], (item.target or {}).get("phase"))),
+        sizes.get((row["item__case_id"], str((item.target or {}).get("phase")))),
     )
     # 2D per slice: each slice asked that the target crosses, against the target's section.
     for z, box in (row["slice_boxes"] or {}).items():
