@@ -281,6 +281,7 @@ def test_a_medqdeg_release_is_asked_with_medqdegs_prompt_under_the_name_vlmevalk
     assert "python run.py --data MedQDEGBench_simulate_test" in (folder / "README.md").read_text()
     from_release = release_prompts(folder)
     assert from_release == sent(requests) and sum(from_release.values()) == 5
+    check_medqdeg_setup(folder, entry, tmp_path / "copy")
 
     scores = standalone_scores(folder, tmp_path / "out.json")
     for block in ("overall", "tasks", "task_details"):
@@ -288,3 +289,18 @@ def test_a_medqdeg_release_is_asked_with_medqdegs_prompt_under_the_name_vlmevalk
     assert (
         scores["overall"] == document["overall"] == pytest.approx(2 / 5)
     )  # gold B at indices 1 and 5
+
+
+def check_medqdeg_setup(folder: Path, entry: dict, copy: Path) -> None:
+    """The README's setup lines, run in a copy of the release, leave the file where VLMEvalKit's
+    `get_cache_path` + `check_integrity` find it: the snapshot `refs/main` names, exactly."""
+    shutil.copytree(folder, copy)
+    script = "set -e\n" + "\n".join(entry["setup"]) + '\necho "$HF_HUB_CACHE"\n'
+    done = subprocess.run(["bash", "-c", script], cwd=copy, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    hub = Path(done.stdout.strip())
+    assert hub.name == "hub"  # HFCacheRoot takes $HF_HUB_CACHE as it is only then
+    repo = hub / "datasets--jiyaoliufd--MedQ-DEG-Bench"
+    snapshot = (repo / "refs" / "main").read_text()
+    placed = repo / "snapshots" / snapshot / "MedQ-Robust-simulate-test.tsv"
+    assert placed.read_bytes() == (folder / "MqRepro.tsv").read_bytes()
