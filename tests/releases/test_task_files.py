@@ -382,3 +382,32 @@ def test_an_imported_gastricx_case_is_released_per_task(tmp_path, settings, peop
     assert box["mm"][0] == pytest.approx([ox + 10 * sx, oy + 12 * sy, oz + 2 * sz])
     assert box["mm"][1] == pytest.approx([ox + 29 * sx, oy + 39 * sy, oz + 5 * sz])
     assert manifest["layout"]["retrieval"]["pairs"] == 3
+
+
+def test_a_plain_export_writes_the_columns_of_a_release_of_the_same_selection(made, tmp_path):
+    export(made, tmp_path / "release")
+    release_export(benchmark=made.benchmark, out_dir=tmp_path / "plain", name="GxTasks")
+
+    for name in ("GxTasks.tsv", "GxTasks_report.tsv"):
+        plain = pd.read_csv(tmp_path / "plain" / name, sep="\t")
+        versioned = pd.read_csv(tmp_path / "release" / name, sep="\t")
+        assert list(plain.columns) == list(versioned.columns), name
+        assert plain["category"].tolist() == versioned["category"].tolist(), name
+    assert "l2-category" in pd.read_csv(tmp_path / "plain" / "GxTasks.tsv", sep="\t").columns
+
+
+def test_report_rows_of_the_same_images_each_hold_an_image_list(made, tmp_path):
+    diagnostic = made.items["report_generation"][0]
+    twin = make_item(
+        made.benchmark, index=70, kind="open", case=diagnostic.case, status="agreed",
+        split="dev", task="report_generation", target={"report": "diagnostic"},
+        reference="Another diagnostic report.", question="Write it again.",
+    )  # fmt: skip
+    export(made, tmp_path / "r")
+    rows = pd.read_csv(tmp_path / "r" / "GxTasks_report.tsv", sep="\t").set_index("index")
+
+    first, second = rows.loc[diagnostic.source_index], rows.loc[twin.source_index]
+    assert second["image"].startswith("['")  # a list cell, not the index of the first row
+    assert images_of(second["image"]) == images_of(first["image"])
+    # The whole prompt: its own question above the report prompt, the indicators in it.
+    assert second["question"].startswith("Write it again.\nYou are given")
