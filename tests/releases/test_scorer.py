@@ -80,8 +80,9 @@ def test_json_lines_score_alike_with_the_seed_given(scored, tmp_path, capsys):
     assert main([str(folder), str(lines), "--seed", "99"]) == 0
     other = json.loads(capsys.readouterr().out)
     report = ("report_generation", "rouge_l")
-    assert other["tasks"][report[0]][report[1]]["value"] == (
-        document["tasks"][report[0]][report[1]]["value"]
+    assert (
+        other["tasks"][report[0]][report[1]]["value"]
+        == (document["tasks"][report[0]][report[1]]["value"])
     )
 
 
