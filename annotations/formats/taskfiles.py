@@ -203,6 +203,8 @@ def report_prompt(
             labels.append(ENDOSCOPY_LABEL)
         else:
             labels.append(item_image_label(number))
+    if not labels:  # runs cannot ask it either (no image to write from): the question alone
+        return item.question
     return report_question(kind, question=item.question, image_labels=labels, indicators=indicators)
 
 
