@@ -104,6 +104,14 @@ def reproduce_block(name: str, family: str, layout: Mapping[str, Any]) -> dict[s
                     "scores": "CustomVQADataset.evaluate raises NotImplementedError: "
                     f"score the predictions with `{SCORER}`",
                 }
+    localization = layout.get("localization") or {}
+    if "tsv" in localization:
+        tsv = localization["tsv"]
+        files[tsv] = {
+            **_local(tsv.removesuffix(".tsv"), tsv, "CustomVQADataset", VQA_PROMPT),
+            "scores": "one row per image asked (its answer: the box on it, or none); "
+            f"CustomVQADataset.evaluate raises NotImplementedError: score with `{SCORER}`",
+        }
     return {
         "vlmevalkit": {"repository": VLMEVAL_REPOSITORY, "commit": VLMEVAL_COMMIT},
         "files": files,

@@ -15,13 +15,27 @@ from annotations.formats.jsonexport import dumps_canonical
 from annotations.formats.stream import image_file_name, quoted
 from annotations.imaging.geometry import VolumeGeometry, box_voxel_to_mm
 from annotations.inference.task_prompts import (
+    BOX_IMAGE_LABELS,
     ENDOSCOPY_LABEL,
+    build_localization_prompt,
     ct_slice_label,
     item_image_label,
     report_question,
 )
 
 REPORT_TSV_COLUMNS = ("index", "image", "question", "answer", "category", "l2-category", "split")
+# One row per image a localization item is asked on (its index: the item's index x 10000 + the
+# slice, or the item's index for a 2D item), the question cell the prompt runs send.
+LOCALIZATION_TSV_COLUMNS = (
+    "index",
+    "image",
+    "question",
+    "answer",
+    "category",
+    "item_index",
+    "slice",
+    "split",
+)
 LOCALIZATION_SCHEMA = "clinreview.localization/1"
 RETRIEVAL_SCHEMA = "clinreview.retrieval/1"
 LOCALIZATION_DESCRIPTION = {
@@ -208,6 +222,50 @@ def report_prompt(
     return report_question(kind, question=item.question, image_labels=labels, indicators=indicators)
 
 
+def localization_rows(
+    *,
+    index: int,
+    label: str,
+    split: str,
+    box: Sequence[float],
+    image: Mapping[str, Any],
+    slices: Sequence[int] | None,
+    voxel: Sequence[float] | None,
+    size_z: int = 0,
+    on_case: bool = True,
+) -> list[dict[str, Any]]:
+    """NAME_localization.tsv's rows of one item: per image asked (each slice of a 3D target,
+    or a 2D item's image) the prompt runs send (`build_localization_prompt`), the truth on it
+    ("[x0, y0, x1, y1]" in pixels, or "none" beyond the box) and the slice."""
+    width, height = int(image["width"]), int(image["height"])
+    found = []
+    for z in slices if slices is not None else [None]:
+        truth: list[float] | None
+        if z is None:
+            image_label, truth = BOX_IMAGE_LABELS[on_case], list(box)
+        else:
+            assert voxel is not None  # slices are of a 3D target
+            image_label = ct_slice_label(str(image["phase"]), z, size_z)
+            inside = voxel[2] <= z < voxel[5]
+            truth = [voxel[0], voxel[1], voxel[3], voxel[4]] if inside else None
+        question = build_localization_prompt(
+            label, image_label=image_label, width=width, height=height
+        )
+        found.append(
+            {
+                "index": quoted(index * 10000 + z if z is not None else index),
+                "question": quoted(question),
+                "answer": quoted(dumps_canonical(truth) if truth else "none"),
+                "category": quoted(label),
+                "item_index": quoted(index),
+                "slice": quoted("" if z is None else z),
+                "split": quoted(split),
+                "z": z,
+            }
+        )
+    return found
+
+
 def case_images(case: Any) -> list[dict[str, Any]]:
     """The case side of a retrieval pair: the endoscopy image and each phase's middle slice."""
     found = [{"image": "endoscopy", "sha256": case.endoscopy.sha256}] if case.endoscopy else []
@@ -315,6 +373,9 @@ def task_layout(name: str, files: Any) -> dict[str, Any]:
             "images": len(found.images), "boxes_2d": len(found.boxes),
             "boxes_3d": len(found.boxes_3d),
         }  # fmt: skip
+        if files.localization_tsv is not None:
+            layout["localization"]["tsv"] = f"{name}_localization.tsv"
+            layout["localization"]["tsv_rows"] = files.localization_tsv.rows
     if files.retrieval is not None:
         layout["retrieval"] = {
             "json": f"{name}_retrieval.json",

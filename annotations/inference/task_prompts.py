@@ -79,6 +79,8 @@ REPORT_KINDS: dict[str, tuple[str, str]] = {
     ),
 }
 ENDOSCOPY_LABEL = "endoscopy image"
+# How the one image of a 2D localization item is named: the case's, or the item's own.
+BOX_IMAGE_LABELS = {True: "an endoscopy image", False: "the image"}
 BOX_TARGETS = {"tumor": "tumor", "lymph_node": "perigastric lymph node", "stomach": "stomach"}
 _LANGUAGES = {"en": "English", "zh": "Simplified Chinese"}
 

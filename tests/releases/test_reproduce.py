@@ -178,12 +178,15 @@ def test_a_gastricx_release_asks_what_the_run_asked_and_scores_what_it_scored(tm
     assert model.unknown == []
     folder = released(benchmark, "GxRepro")
 
-    # Every TSV row's prompt is one the endpoint received, and every request but the
-    # localization ones (asked per CT slice: NAME_localization.json, below) is a TSV row's.
+    # Every TSV row's prompt, text and images, is one the endpoint received, and every request
+    # is a TSV row's: the localization ones too (NAME_localization.tsv, a row per image asked).
     from_release = release_prompts(folder)
-    asked = sent(r for r in requests if "Locate the" not in prompt_text(r))
+    asked = sent(requests)
     assert from_release == asked
-    assert sum(asked.values()) == 3 + 12 + 9  # VQA, classification, reports
+    located = sum(n for (p, _d), n in asked.items() if "Locate the" in p)
+    assert sum(asked.values()) - located == 3 + 12 + 9  # VQA, classification, reports
+    assert located == sum(len(i["slices"]) for i in json.loads(
+        (folder / "GxRepro_localization.json").read_text())["items"])  # fmt: skip
     report = next(p for p, _d in from_release if "Biochemical indicators:" in p)
     assert "- CEA: 12.4 ng/mL (reference range 0-5 ng/mL)" in report
     assert "- CA72-4: 3.1 U/mL\n" in report  # no reference range

@@ -214,7 +214,8 @@ def test_the_manifest_lists_every_file_with_digests_and_counts(made, tmp_path):
     manifest = export(made, tmp_path / "r").manifest
 
     names = {"GxTasks" + s for s in (".tsv", ".json", "_coco.json", "_report.tsv")}
-    names |= {"GxTasks_localization.json", "GxTasks_retrieval.json", "README.md"}
+    names |= {"GxTasks_localization.json", "GxTasks_localization.tsv", "GxTasks_retrieval.json"}
+    names |= {"README.md"}
     assert set(manifest["files"]) == names
     for name, digests in manifest["files"].items():
         data = (tmp_path / "r" / name).read_bytes()
@@ -236,7 +237,7 @@ def test_a_rebuild_writes_the_same_bytes(made, tmp_path):
     export(made, tmp_path / "b")
 
     first, second = folder_hashes(tmp_path / "a"), folder_hashes(tmp_path / "b")
-    assert len(first) == 8 and first == second  # README.md too
+    assert len(first) == 9 and first == second  # README.md and NAME_localization.tsv too
 
 
 def test_a_withheld_split_leaves_no_answer_of_any_kind_in_the_public_files(made, tmp_path):

@@ -86,9 +86,13 @@ class TaskFiles:
             if export.options.withhold_split:
                 test = [c for c in columns if c not in stream.ANSWER_COLUMNS]
                 self.report_test = TsvWriter(export._file("_report_test.tsv"), test, lists=True)
+        self.localization_tsv: TsvWriter | None = None
         if kinds.get(ItemKind.BOX):
             self.localization = taskfiles.Localization([value for value, _ in BoxLabel.choices])
             self.localization_out = export._file("_localization.json")
+            self.localization_tsv = TsvWriter(
+                export._file("_localization.tsv"), taskfiles.LOCALIZATION_TSV_COLUMNS, lists=True
+            )
         if kinds.get(ItemKind.RETRIEVAL):
             self.retrieval = taskfiles.Retrieval()
             self.retrieval_out = export._file("_retrieval.json")
@@ -176,8 +180,32 @@ class TaskFiles:
         self.localization.item(**where, case_id=code, split=item.split, **place)
         if not withhold:
             self.localization.box(**where, image=image, box=box, box_3d=box_3d)
+            self._localization_rows(item, refs, case, image, box, slices, voxel)
         answer = {"image": image, "box": box, "box_3d": box_3d}
         return answer if slices is None else {**answer, "slices": slices}
+
+    def _localization_rows(self, item, refs, case, image, box, slices, voxel) -> None:
+        """NAME_localization.tsv: each image the item is asked on, with the prompt runs send
+        (a withheld item has none: its slices would tell where its target is)."""
+        assert self.localization_tsv is not None  # opened for the export's box items
+        volume = case.volume(image["phase"]) if slices is not None and case else None
+        rows = taskfiles.localization_rows(
+            index=item.source_index, label=str((item.target or {}).get("label") or "tumor"),
+            split=item.split, box=box, image=image, slices=slices, voxel=voxel,
+            size_z=volume.size_z if volume else 0, on_case=case is not None,
+        )  # fmt: skip
+        for row in rows:
+            z = row.pop("z")
+            self.export.note_formulas(item, row)
+            if volume is not None:
+                png = _slice_png(case.code, volume, z)
+                self.localization_tsv.write(
+                    row, row["index"], [("ct", volume.id, z)], _as_base64(png)
+                )
+            else:
+                ref = case.endoscopy if case is not None and case.endoscopy else refs[0]
+                data = self.export.images.data(ref)
+                self.localization_tsv.write(row, row["index"], [ref.id], _as_base64(data))
 
     def close(self, header: dict) -> None:
         # A HashingFile takes the bytes these writers write; their annotation asks for an IO.
@@ -185,6 +213,11 @@ class TaskFiles:
             self.localization.write(self.localization_out, header)  # type: ignore[arg-type]
         if self.retrieval is not None:
             self.retrieval.write(self.retrieval_out, header)  # type: ignore[arg-type]
+
+
+def _as_base64(data: bytes) -> Callable[[object], bytes]:
+    """A TsvWriter's `base64` for a row of one image already in hand."""
+    return lambda _key: b64encode(data)
 
 
 def _slice_png(case_code: str, volume: rows.VolumeRow, z: int) -> bytes:

@@ -23,6 +23,7 @@ from typing import Any
 from annotations.inference import Completion, build_messages
 from annotations.inference.boxparse import parse_box
 from annotations.inference.task_prompts import (
+    BOX_IMAGE_LABELS,
     ENDOSCOPY_LABEL,
     REPORT_KINDS,
     box_slices,
@@ -221,7 +222,7 @@ def _box_request(item: Item, *, with_image: bool) -> TaskRequest:
         image = first.image if first else None
     if image is None:
         raise TaskInputError("a localization item needs the image its box is on")
-    picture = _image_picture(image, "an endoscopy image" if item.case else "the image")
+    picture = _image_picture(image, BOX_IMAGE_LABELS[item.case is not None])
     return TaskRequest(item.kind, "", (picture,), label, with_image=with_image)
 
 
