@@ -110,7 +110,8 @@ def reproduce_block(name: str, family: str, layout: Mapping[str, Any]) -> dict[s
         files[tsv] = {
             **_local(tsv.removesuffix(".tsv"), tsv, "CustomVQADataset", VQA_PROMPT),
             "scores": "one row per image asked (its answer: the box on it, or none); "
-            f"CustomVQADataset.evaluate raises NotImplementedError: score with `{SCORER}`",
+            "CustomVQADataset.evaluate raises NotImplementedError: score with "
+            f"`{SCORER}`, its replies as JSON lines of the rows' index and prediction",
         }
     return {
         "vlmevalkit": {"repository": VLMEVAL_REPOSITORY, "commit": VLMEVAL_COMMIT},

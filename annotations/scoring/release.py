@@ -18,22 +18,26 @@ API:
 A prediction row: `index` (the item's), `prediction` (the reply text), and where they apply
 `error` (the item failed: unanswered), `judge_letter` (a judge model's letter, taken instead of
 reading the reply), `box` and `slice_boxes` (localization: the parsed box, and per slice asked
-`{"z": box or null}`), `report_to_case_rank` and `case_to_report_rank` (retrieval).
+`{"z": box or null}`), `report_to_case_rank` and `case_to_report_rank` (retrieval). Replies to
+NAME_localization.tsv's rows (VLMEvalKit's predictions of it: `index`, `prediction`) are read
+into `box` / `slice_boxes` as runs read them.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotations.inference.task_prompts import REPORT_KINDS
+from annotations.inference.boxparse import box_number, parse_box
+from annotations.inference.task_prompts import REPORT_KINDS, box_slices
 from annotations.scoring.accuracy import Score, breakdown
 from annotations.scoring.bootstrap import DEFAULT_RESAMPLES
-from annotations.scoring.boxes import box_on_slice
+from annotations.scoring.boxes import box3d_from_slice_boxes, box_on_slice
 from annotations.scoring.coco import SliceOutcome, target_slices
 from annotations.scoring.reading import read_reply
 from annotations.scoring.retrieval import CrossModalRanks
@@ -69,6 +73,8 @@ class Release:
     answers: dict[int, dict[str, Any]] = field(default_factory=dict)
     slices: dict[int, list[int]] = field(default_factory=dict)
     case_of_pair: dict[int, str] = field(default_factory=dict)
+    # Localization: (width, height, slices in the volume) of the images an item is asked on.
+    sizes: dict[int, tuple[int, int, int]] = field(default_factory=dict)
 
 
 def _read_json(path: Path) -> Any:
@@ -91,9 +97,17 @@ def load_release(folder: Path | str) -> Release:
         release.answers = {int(a["index"]): a for a in _read_json(answers)["answers"]}
     localization = folder / f"{name}_localization.json"
     if localization.exists():
-        for entry in _read_json(localization)["items"]:
+        document = _read_json(localization)
+        for entry in document["items"]:
             if "slices" in entry:
                 release.slices[int(entry["index"])] = list(entry["slices"])
+        images = {image["id"]: image for image in document["images"]}
+        for box in document["annotations"]:
+            image = images[box["image_id"]]
+            release.sizes[int(box["item_index"])] = (image["width"], image["height"], 0)
+        for box in document["boxes_3d"]:
+            size_z, height, width = box["shape_zyx"]
+            release.sizes[int(box["item_index"])] = (width, height, size_z)
     retrieval = folder / f"{name}_retrieval.json"
     if retrieval.exists():
         for pair in _read_json(retrieval)["pairs"]:
@@ -216,9 +230,53 @@ def _box(release: Release, index: int, item: dict, row: dict, found: _Found) -> 
     found.asked += target_slices(index, truth, box, slice_boxes, release.slices.get(index, ()))
 
 
+def _with_boxes(release: Release, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows, each localization item's replies to NAME_localization.tsv's rows (index: the
+    item's x 10000 + slice; a 2D item: its own) read into its `box` / `slice_boxes` as runs read
+    them (`parse_box`, slices joined by `box3d_from_slice_boxes`); rows that carry them kept."""
+    kept: list[dict[str, Any]] = []
+    replies: dict[int, dict[int, str]] = {}
+    for row in rows:
+        index = int(row["index"])
+        item = release.items.get(index)
+        if item is None and release.items.get(index // 10000, {}).get("kind") == "box":
+            replies.setdefault(index // 10000, {})[index % 10000] = row.get("prediction") or ""
+        elif item is not None and item.get("kind") == "box" and "box" not in row:
+            replies.setdefault(index, {})[-1] = row.get("prediction") or ""
+        else:
+            kept.append(dict(row))
+    for index, by_slice in sorted(replies.items()):
+        if index not in release.sizes:
+            raise ReleaseError(f"localization item {index}: the release has no image size for it")
+        kept.append({"index": index, "prediction": "", **_read_boxes(release, index, by_slice)})
+    return kept
+
+
+def _read_boxes(release: Release, index: int, replies: dict[int, str]) -> dict[str, Any]:
+    width, height, size_z = release.sizes[index]
+
+    def read(text: str | None) -> list[float | int] | None:
+        parsed = parse_box(text, width=width, height=height)
+        return [box_number(v) for v in parsed.box] if parsed else None
+
+    if -1 in replies:
+        return {"box": read(replies[-1])}
+    slices = release.slices[index]
+    truth = (release.items[index].get("target") or {}).get("voxel") or []
+    boxes = {str(z): read(replies.get(z)) for z in slices}
+    spans = box_slices(int(truth[2]), int(math.ceil(truth[5])), size_z)[1]
+    spread = {
+        z: boxes[str(s)]
+        for s, (start, end) in zip(slices, spans, strict=True)
+        for z in range(start, end)
+    }
+    joined = box3d_from_slice_boxes(spread)
+    return {"box": [box_number(v) for v in joined] if joined else None, "slice_boxes": boxes}
+
+
 def _collect(release: Release, rows: Sequence[Mapping[str, Any]]) -> _Found:
     found = _Found()
-    for row in sorted(rows, key=lambda r: int(r["index"])):
+    for row in sorted(_with_boxes(release, rows), key=lambda r: int(r["index"])):
         index = int(row["index"])
         item = release.items.get(index)
         if item is None:

@@ -136,10 +136,10 @@ NO_DJANGO = (
 )
 
 
-def standalone_scores(folder: Path, predictions: Path) -> dict:
+def standalone_scores(folder: Path, predictions: Path, *extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     done = subprocess.run(
-        [sys.executable, "-c", NO_DJANGO, str(folder), str(predictions)],
+        [sys.executable, "-c", NO_DJANGO, str(folder), str(predictions), *extra],
         cwd=settings.BASE_DIR,
         env=env,
         capture_output=True,
@@ -210,6 +210,9 @@ def test_a_gastricx_release_asks_what_the_run_asked_and_scores_what_it_scored(tm
     for block in ("overall", "tasks", "task_details"):
         assert scores[block] == document[block], block
     assert document["tasks"]["localization"]["coco_ap50"]["value"] is not None
+
+    # VLMEvalKit's replies to NAME_localization.tsv's rows score as the run's boxes did.
+    check_localization_replies(folder, document, requests, model, tmp_path)
 
     # pycocotools, on COCO files made from the release and the predictions.
     check_pycocotools(localization, document, tmp_path)
@@ -307,3 +310,22 @@ def check_medqdeg_setup(folder: Path, entry: dict, copy: Path) -> None:
     snapshot = (repo / "refs" / "main").read_text()
     placed = repo / "snapshots" / snapshot / "MedQ-Robust-simulate-test.tsv"
     assert placed.read_bytes() == (folder / "MqRepro.tsv").read_bytes()
+
+
+def check_localization_replies(folder, document, requests, model, tmp_path) -> None:
+    """Predictions as VLMEvalKit writes them for NAME_localization.tsv (a reply per row, by its
+    index), beside the other items' rows: the scorer reads the boxes and scores them alike."""
+    rows = {}
+    for line in vlmeval_rows(folder / "GxRepro_localization.tsv"):
+        digests = tuple(sha(base64.b64decode(image)) for image in line["image"])
+        rows[(line["question"], digests)] = int(line["index"])
+    lines = [row for row in document["predictions"] if row.get("kind") != "box"]
+    for request in requests:
+        key = (prompt_text(request), tuple(image_digests(request)))
+        if key in rows:
+            lines.append({"index": rows[key], "prediction": model.chat(request, 1).text})
+    assert len(lines) == len(document["predictions"]) - 3 + sum(1 for k in rows)
+    path = tmp_path / "vlmeval.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    scores = standalone_scores(folder, path, "--seed", str(document["seed"]))
+    assert scores["tasks"] == document["tasks"]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from annotations.inference import Completion, build_messages
-from annotations.inference.boxparse import parse_box
+from annotations.inference.boxparse import box_number, parse_box
 from annotations.inference.task_prompts import (
     BOX_IMAGE_LABELS,
     ENDOSCOPY_LABEL,
@@ -281,10 +281,7 @@ def _localize(provider: Any, request: TaskRequest) -> TaskAnswer:
     return TaskAnswer(_joined(completions, "\n".join(replies)), fields)
 
 
-def _number(value: float) -> float | int:
-    """Pixels as the model gave them: whole numbers stay whole (JSON `10`, not `10.0`)."""
-    value = round(float(value), 2)
-    return int(value) if value.is_integer() else value
+_number = box_number  # one rounding for runs and the release scorer
 
 
 def _joined(completions: Sequence[Completion], text: str) -> Completion:
