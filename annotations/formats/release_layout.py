@@ -67,9 +67,12 @@ TEMP_MARK = ".partial-"
 
 @dataclass(frozen=True)
 class ExportOptions:
-    """What an export writes: the defaults are a plain snapshot, `release()` a versioned release."""
+    """What an export writes: the defaults are a plain snapshot, `release()` a versioned release.
 
-    report_columns: bool = False  # the family's category / l2-category and taxonomy columns
+    Both write the same TSV columns (the family's category / l2-category, the taxonomy and pair
+    columns), so that VLMEvalKit breaks a selection's accuracy down alike in either."""
+
+    report_columns: bool = True  # the family's category / l2-category and taxonomy columns
     local_layout: bool | None = False  # NAME_local.tsv + images/; None: past part_bytes
     coco: bool = False
     withhold_split: str = ""  # to NAME_test.tsv, its answers to NAME_test_answers.json

@@ -108,7 +108,8 @@ class TsvWriter:
     An image shown again is written as the index of the first row of this file that holds it
     (VLMEvalKit's reuse reference); several images as a Python list literal of base64 strings.
     Only `shared` images (None: every image) are remembered, so memory grows with the images
-    several rows show, not with the file. `lists`: one image too is written as a list literal.
+    several rows show, not with the file. `lists`: every row's images are written as a list
+    literal, one image too, and never as a reuse reference (what a report file promises).
     """
 
     def __init__(
@@ -167,6 +168,8 @@ class TsvWriter:
         """'' (no image) or the index of an earlier row with the same images, else None."""
         if not images:
             return ""
+        if self._lists:
+            return None
         if len(images) == 1:
             key: Hashable = images[0]
             if self._shared is not None and key not in self._shared:

@@ -14,8 +14,28 @@ from annotations.formats.coco import write_coco
 from annotations.formats.jsonexport import dumps_canonical
 from annotations.formats.stream import image_file_name, quoted
 from annotations.imaging.geometry import VolumeGeometry, box_voxel_to_mm
+from annotations.inference.task_prompts import (
+    BOX_IMAGE_LABELS,
+    ENDOSCOPY_LABEL,
+    build_localization_prompt,
+    ct_slice_label,
+    item_image_label,
+    report_question,
+)
 
 REPORT_TSV_COLUMNS = ("index", "image", "question", "answer", "category", "l2-category", "split")
+# One row per image a localization item is asked on (its index: the item's index x 10000 + the
+# slice, or the item's index for a 2D item), the question cell the prompt runs send.
+LOCALIZATION_TSV_COLUMNS = (
+    "index",
+    "image",
+    "question",
+    "answer",
+    "category",
+    "item_index",
+    "slice",
+    "split",
+)
 LOCALIZATION_SCHEMA = "clinreview.localization/1"
 RETRIEVAL_SCHEMA = "clinreview.retrieval/1"
 LOCALIZATION_DESCRIPTION = {
@@ -28,8 +48,10 @@ LOCALIZATION_DESCRIPTION = {
     "boxes_3d": "3D targets: voxel [x0, y0, z0, x1, y1, z1] (end exclusive, x = column, "
     "y = row, z = slice) and mm (LPS centres of voxel (x0, y0, z0) and (x1-1, y1-1, z1-1)), "
     "with the series geometry they were computed from.",
-    "items": "every localization item: index, case_id, label, phase or image, split; a "
-    "withheld item has no box here (its truth is in NAME_test_answers.json).",
+    "items": "every localization item: index, case_id, label, phase or image, split, and for "
+    "a 3D target the CT slices it is asked on (inside the box and one beyond each end; the "
+    "release's COCO figures are over them); a withheld item has no box nor slices here (they "
+    "are in NAME_test_answers.json).",
 }
 RETRIEVAL_DESCRIPTION = {
     "cases": "the case side: per case_id its images, the endoscopy image by sha256 and per CT "
@@ -154,11 +176,12 @@ class Retrieval:
         out.write((dumps_canonical(document) + "\n").encode("utf-8"))
 
 
-def report_cells(item: Any, category: str, l2_category: str) -> dict[str, str]:
-    """The quoted text cells of an open item's NAME_report.tsv row (its answer: the reference)."""
+def report_cells(item: Any, question: str, category: str, l2_category: str) -> dict[str, str]:
+    """The quoted text cells of an open item's NAME_report.tsv row: `question` the whole text
+    the item is asked with (`report_prompt`), its answer the reference."""
     return {
         "index": quoted(item.source_index),
-        "question": quoted(item.question),
+        "question": quoted(question),
         "answer": quoted(item.reference),
         "category": quoted(category),
         "l2-category": quoted(l2_category),
@@ -179,6 +202,68 @@ def report_pictures(kind: str, case: Any, refs: Sequence[Any]) -> dict[Hashable,
         for volume in case.volumes:
             pictures[("ct", volume.id, volume.size_z // 2)] = volume
     return pictures
+
+
+def report_prompt(
+    kind: str, item: Any, pictures: Mapping[Hashable, Any], indicators: Sequence[Mapping]
+) -> str:
+    """The whole text an open item is asked with (`task_prompts.report_question`), its images
+    named as runs name them: `pictures` as `report_pictures` gives them."""
+    labels = []
+    for number, (key, source) in enumerate(pictures.items(), start=1):
+        if isinstance(key, tuple):  # ("ct", volume id, z)
+            labels.append(ct_slice_label(source.phase, key[2], source.size_z))
+        elif item.case_id:
+            labels.append(ENDOSCOPY_LABEL)
+        else:
+            labels.append(item_image_label(number))
+    if not labels:  # runs cannot ask it either (no image to write from): the question alone
+        return item.question
+    return report_question(kind, question=item.question, image_labels=labels, indicators=indicators)
+
+
+def localization_rows(
+    *,
+    index: int,
+    label: str,
+    split: str,
+    box: Sequence[float],
+    image: Mapping[str, Any],
+    slices: Sequence[int] | None,
+    voxel: Sequence[float] | None,
+    size_z: int = 0,
+    on_case: bool = True,
+) -> list[dict[str, Any]]:
+    """NAME_localization.tsv's rows of one item: per image asked (each slice of a 3D target,
+    or a 2D item's image) the prompt runs send (`build_localization_prompt`), the truth on it
+    ("[x0, y0, x1, y1]" in pixels, or "none" beyond the box) and the slice."""
+    width, height = int(image["width"]), int(image["height"])
+    found = []
+    for z in slices if slices is not None else [None]:
+        truth: list[float] | None
+        if z is None:
+            image_label, truth = BOX_IMAGE_LABELS[on_case], list(box)
+        else:
+            assert voxel is not None  # slices are of a 3D target
+            image_label = ct_slice_label(str(image["phase"]), z, size_z)
+            inside = voxel[2] <= z < voxel[5]
+            truth = [voxel[0], voxel[1], voxel[3], voxel[4]] if inside else None
+        question = build_localization_prompt(
+            label, image_label=image_label, width=width, height=height
+        )
+        found.append(
+            {
+                "index": quoted(index * 10000 + z if z is not None else index),
+                "question": quoted(question),
+                "answer": quoted(dumps_canonical(truth) if truth else "none"),
+                "category": quoted(label),
+                "item_index": quoted(index),
+                "slice": quoted("" if z is None else z),
+                "split": quoted(split),
+                "z": z,
+            }
+        )
+    return found
 
 
 def case_images(case: Any) -> list[dict[str, Any]]:
@@ -252,6 +337,26 @@ def coco_without_targets(boxes: Iterable[dict], hidden: set[tuple]) -> Iterator[
             yield box
 
 
+def coco_targets(
+    found: Localization, images: Sequence[Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The localization targets as more (images, boxes) of NAME_coco.json beside `images` (its
+    stored images): a target on a stored image already there is put on it, every other image
+    (a CT slice, a stored image not yet there) gets the next free id."""
+    by_sha = {image["sha256"]: image["id"] for image in images if image.get("sha256")}
+    next_id = max((int(image["id"]) for image in images), default=0) + 1
+    new_images: list[dict[str, Any]] = []
+    ids: dict[int, int] = {}
+    for image in found.images:
+        known = by_sha.get(image["sha256"]) if "phase" not in image and "sha256" in image else None
+        if known is None:
+            known, next_id = next_id, next_id + 1
+            new_images.append({**image, "id": known})
+        ids[image["id"]] = known
+    boxes = [{**box, "image_id": ids[box["image_id"]]} for box in found.boxes]
+    return new_images, boxes
+
+
 def task_layout(name: str, files: Any) -> dict[str, Any]:
     """The manifest's layout entries of the task files `files` has (None where a kind is absent:
     report_tsv, report_test, localization, retrieval), with their counts."""
@@ -268,6 +373,9 @@ def task_layout(name: str, files: Any) -> dict[str, Any]:
             "images": len(found.images), "boxes_2d": len(found.boxes),
             "boxes_3d": len(found.boxes_3d),
         }  # fmt: skip
+        if files.localization_tsv is not None:
+            layout["localization"]["tsv"] = f"{name}_localization.tsv"
+            layout["localization"]["tsv_rows"] = files.localization_tsv.rows
     if files.retrieval is not None:
         layout["retrieval"] = {
             "json": f"{name}_retrieval.json",

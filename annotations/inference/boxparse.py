@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MAX_REPLY_CHARS", "SCALES", "ParsedBox", "parse_box"]
+__all__ = ["MAX_REPLY_CHARS", "SCALES", "ParsedBox", "box_number", "parse_box"]
 
 SCALES = ("auto", "pixels", "unit", "per_mille")
 # Replies are a few hundred characters; a runaway one is read this far (reasoning removed).
@@ -265,3 +265,9 @@ def _to_pixels(
         swapped=swapped,
         clipped=clipped_box != (x0, y0, x1, y1),
     )
+
+
+def box_number(value: float) -> float | int:
+    """Pixels as the model gave them: whole numbers stay whole (JSON `10`, not `10.0`)."""
+    value = round(float(value), 2)
+    return int(value) if value.is_integer() else value

@@ -13,6 +13,13 @@ API:
   are sent (e.g. "CT, venous phase, axial slice 45 of 120"); `indicators` are case.json's
   `{"name", "value", "unit", "reference_range"}`; `language` "en" or "zh" asks for the reference
   reports' language (ROUGE/BLEU compare words, so the languages must match).
+- `report_question(kind, *, question, image_labels, indicators=(), language=None) -> str`: the
+  whole text a report item is asked with (its own question, if the prompt does not hold it
+  already, above `build_report_prompt`): what runs send and what NAME_report.tsv's question
+  cell holds, built from the same fields in both places. `ct_slice_label(phase, z, size_z)`,
+  `ENDOSCOPY_LABEL` and `item_image_label(n)` name the images; `indicator_entry(...)` is one
+  indicator as `format_indicators` takes it.
+- `box_slices(z0, z1, size_z)`: the CT slices a 3D target is asked on.
 - `build_localization_prompt(target, *, image_label, width, height) -> str`: one box
   `[x0, y0, x1, y1]` in pixels of the one image sent (a CT slice or the endoscopy image); read
   the answer with `inference.boxparse.parse_box(reply, width=width, height=height)`. For a 3D
@@ -25,6 +32,7 @@ API:
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -32,14 +40,20 @@ from typing import Any
 from annotations.inference.prompts import build_mcq_prompt
 
 __all__ = [
+    "BOX_SLICES",
     "BOX_TARGETS",
     "REPORT_KINDS",
     "TASKS",
+    "box_slices",
     "build_classification_prompt",
     "build_localization_prompt",
     "build_report_prompt",
     "build_vqa_prompt",
+    "ct_slice_label",
     "format_indicators",
+    "indicator_entry",
+    "item_image_label",
+    "report_question",
     "label_for_letter",
     "label_options",
     "task_prompt_overview",
@@ -64,6 +78,9 @@ REPORT_KINDS: dict[str, tuple[str, str]] = {
         "the impression",
     ),
 }
+ENDOSCOPY_LABEL = "endoscopy image"
+# How the one image of a 2D localization item is named: the case's, or the item's own.
+BOX_IMAGE_LABELS = {True: "an endoscopy image", False: "the image"}
 BOX_TARGETS = {"tumor": "tumor", "lymph_node": "perigastric lymph node", "stomach": "stomach"}
 _LANGUAGES = {"en": "English", "zh": "Simplified Chinese"}
 
@@ -151,6 +168,81 @@ def build_report_prompt(
         prompt += f"Biochemical indicators:\n{format_indicators(indicators)}\n"
     prompt += f"Write {task}. Answer with the report text only."
     return prompt + _language_line(language)
+
+
+def report_question(
+    kind: str,
+    *,
+    question: str,
+    image_labels: Sequence[str],
+    indicators: Sequence[Mapping[str, Any]] = (),
+    language: str | None = None,
+) -> str:
+    """The whole text a report item is asked with: `question` (the item's own, unless the
+    prompt already holds it) above the report prompt of `kind`. Runs send it; a release's
+    NAME_report.tsv holds it as the question cell, so VLMEvalKit asks the same."""
+    prompt = build_report_prompt(
+        kind,
+        image_labels=image_labels,
+        indicators=indicators if kind == "diagnostic" else (),
+        language=language,
+    )
+    if question and question not in prompt:
+        prompt = f"{question}\n{prompt}"
+    return prompt
+
+
+def ct_slice_label(phase: str, z: int, size_z: int) -> str:
+    """How an axial CT slice is named to the model (z counted from 0, shown from 1)."""
+    return f"CT, {phase.replace('_', '-')} phase, axial slice {z + 1} of {size_z}"
+
+
+def item_image_label(number: int) -> str:
+    """An item's own image (no case), numbered from 1."""
+    return f"image {number}"
+
+
+def indicator_entry(
+    *,
+    name: str,
+    value: float | None,
+    value_text: str,
+    unit: str,
+    reference_low: float | None,
+    reference_high: float | None,
+) -> dict[str, Any]:
+    """One stored indicator as `format_indicators` reads it (a text value where no number)."""
+    both = reference_low is not None and reference_high is not None
+    return {
+        "name": name,
+        "value": value if value is not None else value_text,
+        "unit": unit,
+        "reference_range": [reference_low, reference_high] if both else None,
+    }
+
+
+# A 3D target is asked on at most this many slices inside it, plus one slice beyond each end
+# (so that the joined box's extent in z is the model's, not ours).
+BOX_SLICES = 3
+
+
+def box_slices(
+    z0: int, z1: int, size_z: int
+) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+    """Slices asked for a target spanning `[z0, z1)`: up to BOX_SLICES evenly inside, one
+    stride beyond each end; with the run of slices each one stands for. A release lists the
+    slices of each 3D target (NAME_localization.json), its COCO figures are over them."""
+    stride = max(1, math.ceil((z1 - z0) / BOX_SLICES))
+    half = stride // 2
+    inside = math.ceil((z1 - z0) / stride)
+    slices, spans = [], []
+    for k in range(-1, inside + 1):
+        start = z0 + k * stride
+        z = start + half
+        if 0 <= z < size_z:
+            slices.append(z)
+            spans.append((max(0, start), min(size_z, start + stride)))
+    return tuple(slices), tuple(spans)
 
 
 def build_localization_prompt(target: str, *, image_label: str, width: int, height: int) -> str:

@@ -2,8 +2,10 @@
 
 API:
 - `build_tasks_summary(*, vqa=(), classification=(), label_sets={}, reports=(),
-  localization=(), retrieval=None, resamples=1000, seed=0) -> dict` with the per-item outcomes
-  below (any task may be empty) and returns a JSON-ready dict.
+  localization=(), slices=(), retrieval=None, resamples=1000, seed=0) -> dict` with the
+  per-item outcomes below (any task may be empty) and returns a JSON-ready dict. `slices`: the
+  2D images asked for localization (`scoring.coco.SliceOutcome`: every CT slice asked for a 3D
+  target, beyond its ends too, and each 2D item's image) for the standard COCO figures.
 - Per-item outcomes: `ChoiceOutcome(truth, predicted, field="")` for VQA and classification
   (`field` names the classification target, e.g. "tnm", "t", "n", "m", and selects its label set
   in `label_sets`); `ReportOutcome(reference, generated, kind="")` (`kind`: "diagnostic", "ct",
@@ -14,21 +16,29 @@ Shape: always the five keys of issue 20, each with the issue's metric keys, ever
 `{"value": x, "ci95": [low, high], "n": n}` (None for a value that is undefined, e.g. a task
 without items, whose n is 0). Beside the issue's keys, extras that readers need:
     {"vqa": {"accuracy"},
-     "classification": {"accuracy", "macro_f1", "by_field": {field: {"accuracy", "macro_f1",
+     "classification": {"accuracy", "macro_f1", "macro_f1_no_support", "by_field": {field:
+                        {"accuracy", "macro_f1", "macro_f1_no_support",
                         "confusion": {"labels", "matrix", "unlisted"}}}},
      "report_generation": {"rouge_l", "bleu4", "bleu_signature", "by_kind": {kind: {...}}},
-     "localization": {"mean_iou", "ap50", "by_dimension": {"2d"|"3d": {"mean_iou", "ap50"}}},
+     "localization": {"mean_iou", "ap50", "coco_ap50", "coco_ap", "slice_iou", "coco_counts",
+                      "by_dimension": {"2d"|"3d": {"mean_iou", "ap50"}}},
+     "definitions": {metric: what it is}  (METRIC_DEFINITIONS: each figure labelled)
      "retrieval": {"recall_at_1", "recall_at_5", "recall_at_10", "median_rank",
                    "report_to_case": {...the four...}, "case_to_report": {...the four...}}}
 
 Definitions (the metrics' own modules say more):
 - accuracy: exact match of the predicted letter/label; None (no answer extracted) is wrong.
-- classification macro_f1: per target field, the macro-F1 over that field's fixed label set with
-  scikit-learn's `zero_division=np.nan` (a label with neither support nor prediction is left out);
-  the top-level value is the mean over fields (each target weighs the same).
+- classification macro_f1: per target field, scikit-learn's `f1_score(average="macro",
+  labels=<the field's label set>)` with its default `zero_division="warn"` (a label with neither
+  support nor prediction scores 0); macro_f1_no_support: the same with `zero_division=np.nan`
+  (such a label is left out). A missing answer is a miss of the true label, no one's false
+  positive. The top-level values are the means over fields (each target weighs the same).
 - rouge_l: mean of per-report ROUGE-L F1; bleu4: sacrebleu corpus BLEU-4, both in [0, 1].
-- mean_iou: mean per-item IoU (no answer: 0); ap50: VOC all-point AP at IoU 0.5 with tied
-  scores grouped (models give no confidence, so usually one operating point: precision x recall).
+- mean_iou: mean per-item IoU (no answer: 0); ap50: VOC all-point AP at IoU 0.5 over items (2D
+  or 3D boxes) with tied scores grouped (models give no confidence, so usually one operating
+  point: precision x recall) -- ours, not COCO's. coco_ap50 / coco_ap: pycocotools' AP50 and
+  AP@[.5:.95] over `slices` (`scoring.coco`); slice_iou: mean IoU over the same slices (those
+  with a truth or a prediction). COCO figures have no interval (ci95 [None, None]).
 - retrieval: the top-level values are the means of the two directions' values; the bootstrap
   resamples cases (a case with its reports), so both directions move together.
 - CIs: percentile bootstrap, `resamples` draws with `seed`, items as the unit (`scoring.bootstrap`).
@@ -57,6 +67,7 @@ from annotations.scoring.classification import (
     f1_from_confusion,
     label_counts,
 )
+from annotations.scoring.coco import COCO_EVALUATOR, SliceOutcome, coco_ap, slice_iou
 from annotations.scoring.retrieval import RECALL_KS, CrossModalRanks
 from annotations.scoring.text import (
     bleu_from_statistics,
@@ -68,20 +79,37 @@ from annotations.scoring.text import (
 
 __all__ = [
     "AP_IOU_THRESHOLD",
+    "METRIC_DEFINITIONS",
     "TASK_KEYS",
     "BoxOutcome",
     "ChoiceOutcome",
     "ReportOutcome",
     "build_tasks_summary",
+    "issue_keys",
+    "json_safe",
 ]
 
 AP_IOU_THRESHOLD = 0.5
 TASK_KEYS: dict[str, tuple[str, ...]] = {
     "vqa": ("accuracy",),
-    "classification": ("accuracy", "macro_f1"),
+    "classification": ("accuracy", "macro_f1", "macro_f1_no_support"),
     "report_generation": ("rouge_l", "bleu4"),
-    "localization": ("mean_iou", "ap50"),
+    "localization": ("mean_iou", "ap50", "coco_ap50", "coco_ap", "slice_iou"),
     "retrieval": ("recall_at_1", "recall_at_5", "recall_at_10", "median_rank"),
+}
+
+METRIC_DEFINITIONS = {
+    "classification.macro_f1": "scikit-learn f1_score(average='macro', labels=the label set), "
+    "default zero_division ('warn': 0), per field; mean over fields",
+    "classification.macro_f1_no_support": "as macro_f1 with zero_division=nan: a label with "
+    "neither support nor prediction left out (ours)",
+    "localization.mean_iou": "mean per-item IoU, 2D or 3D boxes (no answer: 0)",
+    "localization.ap50": "VOC all-point AP at IoU 0.5 over items (2D or 3D boxes), tied scores "
+    "grouped (ours, not COCO's)",
+    "localization.coco_ap50": "COCO AP50 over the slices asked: " + COCO_EVALUATOR,
+    "localization.coco_ap": "COCO AP@[.5:.95] over the slices asked: " + COCO_EVALUATOR,
+    "localization.slice_iou": "mean 2D IoU over the slices asked that hold a truth or a "
+    "prediction (every CT slice asked, beyond the box's ends too; each 2D item's image)",
 }
 
 
@@ -131,6 +159,7 @@ def build_tasks_summary(
     label_sets: Mapping[str, Sequence[str]] | None = None,
     reports: Sequence[ReportOutcome] = (),
     localization: Sequence[BoxOutcome] = (),
+    slices: Sequence[SliceOutcome] = (),
     retrieval: CrossModalRanks | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
@@ -144,8 +173,9 @@ def build_tasks_summary(
         "vqa": {"accuracy": boot.mean([o.predicted == o.truth for o in vqa])},
         "classification": _classification_block(classification, label_sets or {}, boot),
         "report_generation": _report_block(reports, boot),
-        "localization": _localization_block(localization, boot),
+        "localization": _localization_block(localization, slices, boot),
         "retrieval": _retrieval_block(retrieval, boot),
+        "definitions": METRIC_DEFINITIONS,
     }
 
 
@@ -161,22 +191,30 @@ def _classification_block(
     for field, (positions, true_codes, predicted_codes) in encoded.items():
         labels = label_sets[field]
         chosen = [outcomes[i] for i in positions]
-        macro = boot.statistic(
-            len(positions), _field_macro_f1(true_codes, predicted_codes, len(labels))
-        )
         by_field[field] = {
             "accuracy": boot.mean(true_codes == predicted_codes),
-            "macro_f1": macro.as_dict(),
+            **{
+                name: boot.statistic(
+                    len(positions),
+                    _field_macro_f1(true_codes, predicted_codes, len(labels), zero_division),
+                ).as_dict()
+                for name, zero_division in _MACRO_F1.items()
+            },
             "confusion": confusion_matrix(
                 [o.truth for o in chosen], [o.predicted for o in chosen], labels
             ).as_dict(),
         }
-    pooled = _pooled_macro_f1(len(outcomes), list(encoded.values()), label_sets, fields)
-    return {
-        "accuracy": boot.mean([o.predicted == o.truth for o in outcomes]),
-        "macro_f1": boot.statistic(len(outcomes), pooled).as_dict(),
-        "by_field": by_field,
-    }
+    block = {"accuracy": boot.mean([o.predicted == o.truth for o in outcomes])}
+    for name, zero_division in _MACRO_F1.items():
+        pooled = _pooled_macro_f1(
+            len(outcomes), list(encoded.values()), label_sets, fields, zero_division
+        )
+        block[name] = boot.statistic(len(outcomes), pooled).as_dict()
+    return {**block, "by_field": by_field}
+
+
+# scikit-learn's default (a label with neither support nor prediction scores 0), and ours.
+_MACRO_F1 = {"macro_f1": 0.0, "macro_f1_no_support": math.nan}
 
 
 def _encode_field(
@@ -189,16 +227,19 @@ def _encode_field(
     return positions, true_codes, predicted_codes
 
 
-def _macro(true_codes: np.ndarray, predicted_codes: np.ndarray, n_labels: int) -> float:
-    scores = f1_from_confusion(label_counts(true_codes, predicted_codes, n_labels), math.nan)
+def _macro(
+    true_codes: np.ndarray, predicted_codes: np.ndarray, n_labels: int, zero_division: float
+) -> float:
+    counts = label_counts(true_codes, predicted_codes, n_labels)
+    scores = f1_from_confusion(counts, zero_division)
     return math.nan if np.all(np.isnan(scores)) else float(np.nanmean(scores))
 
 
 def _field_macro_f1(
-    true_codes: np.ndarray, predicted_codes: np.ndarray, n_labels: int
+    true_codes: np.ndarray, predicted_codes: np.ndarray, n_labels: int, zero_division: float
 ) -> Callable[[np.ndarray], float]:
     def statistic(indices: np.ndarray) -> float:
-        return _macro(true_codes[indices], predicted_codes[indices], n_labels)
+        return _macro(true_codes[indices], predicted_codes[indices], n_labels, zero_division)
 
     return statistic
 
@@ -208,6 +249,7 @@ def _pooled_macro_f1(
     encoded: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
     label_sets: Mapping[str, Sequence[str]],
     fields: list[str],
+    zero_division: float,
 ) -> Callable[[np.ndarray], float]:
     """Mean over fields of each field's macro-F1, on a draw of all classification items."""
     field_of = np.empty(n_items, dtype=np.int64)
@@ -223,7 +265,7 @@ def _pooled_macro_f1(
         for number, size in enumerate(sizes):
             chosen = indices[field_of[indices] == number]
             if chosen.size:
-                per_field.append(_macro(true_of[chosen], predicted_of[chosen], size))
+                per_field.append(_macro(true_of[chosen], predicted_of[chosen], size, zero_division))
         defined = [value for value in per_field if not math.isnan(value)]
         return sum(defined) / len(defined) if defined else math.nan
 
@@ -257,8 +299,16 @@ def _report_block(outcomes: Sequence[ReportOutcome], boot: _Bootstrap) -> dict[s
     return block
 
 
-def _localization_block(outcomes: Sequence[BoxOutcome], boot: _Bootstrap) -> dict[str, Any]:
+def _localization_block(
+    outcomes: Sequence[BoxOutcome], slices: Sequence[SliceOutcome], boot: _Bootstrap
+) -> dict[str, Any]:
     block = _localization_metrics(outcomes, boot)
+    coco = coco_ap(slices)
+    n_images = coco["images"]
+    block["coco_ap50"] = {"value": coco["ap50"], "ci95": [None, None], "n": n_images}
+    block["coco_ap"] = {"value": coco["ap"], "ci95": [None, None], "n": n_images}
+    block["slice_iou"] = boot.mean(slice_iou(slices))
+    block["coco_counts"] = {key: coco[key] for key in ("images", "truths", "detections")}
     block["by_dimension"] = {
         name: _localization_metrics([o for o in outcomes if len(o.truth) == size], boot)
         for name, size in (("2d", 4), ("3d", 6))
@@ -324,3 +374,22 @@ def _rank_metric(name: str, ranks: np.ndarray) -> float:
     if name == "median_rank":
         return float(np.median(ranks))
     return float(np.mean(ranks <= int(name.removeprefix("recall_at_"))))
+
+
+def issue_keys(tasks: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Exactly the `tasks` keys of `run_model --out` (TASK_KEYS) from a tasks summary."""
+    return {
+        task: {name: (tasks.get(task) or {}).get(name) for name in names}
+        for task, names in TASK_KEYS.items()
+    }
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with every non-finite float as None (PostgreSQL's JSON has no NaN)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(key): json_safe(v) for key, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value

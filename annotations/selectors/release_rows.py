@@ -30,6 +30,7 @@ from annotations.models import (
     Box,
     Case,
     Image,
+    Indicator,
     Item,
     ItemImage,
     ItemRevision,
@@ -384,6 +385,20 @@ def chunk_cases(case_ids: set[int]) -> dict[int, CaseSide]:
         ordered = sorted(volumes[pk], key=lambda v: PHASE_ORDER.index(v.phase))
         endoscopy = ImageRef(image_id, *image) if image_id else None
         found[pk] = CaseSide(code, endoscopy, ordered)
+    return found
+
+
+def chunk_indicators(case_ids: set[int]) -> dict[int, list[dict[str, Any]]]:
+    """The biochemical indicators of cases, in their order, as report prompts list them."""
+    from annotations.inference.task_prompts import indicator_entry
+
+    found: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    if not case_ids:
+        return found
+    fields = ("name", "value", "value_text", "unit", "reference_low", "reference_high")
+    rows = Indicator.objects.filter(case_id__in=case_ids).order_by("case_id", "position")
+    for case_id, *values in rows.values_list("case_id", *fields):
+        found[case_id].append(indicator_entry(**dict(zip(fields, values, strict=True))))
     return found
 
 

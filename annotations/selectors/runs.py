@@ -274,9 +274,10 @@ TASK_OF_KIND = {
 }
 TASK_METRICS: dict[str, tuple[str, ...]] = {
     "vqa": ("accuracy",),
-    "classification": ("accuracy", "macro_f1"),
+    "classification": ("accuracy", "macro_f1", "macro_f1_no_support"),
     "report_generation": ("rouge_l", "bleu4"),
-    "localization": ("mean_iou", "ap50"),
+    # Our VOC AP beside the field's COCO figures (pycocotools, over every slice asked).
+    "localization": ("mean_iou", "ap50", "coco_ap50", "coco_ap", "slice_iou"),
     "retrieval": ("recall_at_1", "recall_at_5", "recall_at_10", "median_rank"),
 }
 # Lower is better only for the median rank.

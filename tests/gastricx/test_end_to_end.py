@@ -16,6 +16,7 @@ import ast
 import hashlib
 import json
 import shutil
+import warnings
 from collections import Counter
 from io import StringIO
 from pathlib import Path
@@ -208,7 +209,7 @@ def hand_scores() -> dict[str, dict[str, float]]:
         # whole code and N2: 8 of 12. Macro-F1 per field, 2·TP / (predicted + true) per label
         # seen: tnm T3N1M0 2/3, T2N0M0 0, T4aN2M1 1 -> 5/9; t T4a 2/3, T2 1, T4b 0 -> 5/9;
         # n N1 2/3, N0 0, N2 1 -> 5/9; m M0 2·2/(3+2) = 4/5, M1 0 -> 2/5. Mean over fields.
-        "classification": {"accuracy": 8 / 12, "macro_f1": (5 / 9 * 3 + 2 / 5) / 4},
+        "classification": {"accuracy": 8 / 12, "macro_f1_no_support": (5 / 9 * 3 + 2 / 5) / 4},
         # IoU 1 (GX-E-1 on the corrected box), 1/4 (GX-E-2), 0 (GX-E-3: no box). AP@0.5: one
         # operating point, precision 1/2 (two boxes, one hit) at recall 1/3.
         "localization": {"mean_iou": (1 + 1 / 4 + 0) / 3, "ap50": 1 / 2 * 1 / 3},
@@ -231,6 +232,27 @@ def report_scores(references: dict) -> dict[str, float]:
     rouge = sum(scorer.score(ref, gen)["rougeL"].fmeasure for ref, gen in pairs) / len(pairs)
     bleu = BLEU().corpus_score([gen for _r, gen in pairs], [[ref for ref, _g in pairs]])
     return {"rouge_l": rouge, "bleu4": bleu.score / 100}
+
+
+def sklearn_macro_f1(run: Run, label_sets: dict) -> float:
+    """scikit-learn's macro-F1 with its defaults over each field's label set, mean over fields."""
+    from sklearn.exceptions import UndefinedMetricWarning
+    from sklearn.metrics import f1_score
+
+    by_field: dict[str, tuple[list, list]] = {}
+    rows = Prediction.objects.filter(run=run, item__kind="label").select_related("item")
+    for prediction in rows:
+        field = (prediction.item.target or {}).get("field") or "label"
+        truth, predicted = by_field.setdefault(field, ([], []))
+        truth.append(prediction.item.answer)
+        predicted.append(prediction.label or "(none)")
+    with warnings.catch_warnings():  # its warning: a label neither true nor given scores 0
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        scores = [
+            f1_score(truth, predicted, labels=label_sets[field], average="macro")
+            for field, (truth, predicted) in by_field.items()
+        ]
+    return sum(scores) / len(scores)
 
 
 def reviewed_references() -> dict:
@@ -278,6 +300,7 @@ def test_every_kind_goes_from_import_to_scores_on_its_reviewed_content(tmp_path,
     tasks = run.summary["tasks"]
     expected = hand_scores()
     expected["report_generation"] = report_scores(reviewed_references())
+    expected["classification"]["macro_f1"] = sklearn_macro_f1(run, benchmark.label_sets)
     check_scores(tasks, expected)
     assert tasks["counts"] == {
         "vqa": 3, "classification": 12, "report_generation": 9, "localization": 3,
@@ -293,9 +316,9 @@ def test_every_kind_goes_from_import_to_scores_on_its_reviewed_content(tmp_path,
     document = run_model_out(benchmark, model, tmp_path)
     assert {task: set(metrics) for task, metrics in document["tasks"].items()} == {
         "vqa": {"accuracy"},
-        "classification": {"accuracy", "macro_f1"},
+        "classification": {"accuracy", "macro_f1", "macro_f1_no_support"},
         "report_generation": {"rouge_l", "bleu4"},
-        "localization": {"mean_iou", "ap50"},
+        "localization": {"mean_iou", "ap50", "coco_ap50", "coco_ap", "slice_iou"},
         "retrieval": {"recall_at_1", "recall_at_5", "recall_at_10", "median_rank"},
     }
     check_scores(document["tasks"], expected)

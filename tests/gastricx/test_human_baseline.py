@@ -79,8 +79,11 @@ class GastricBaselineTests(TestCase):
         assert run.status == RunStatus.DONE  # every item it asks is answered
         classification = run.summary["tasks"]["classification"]
         assert classification["accuracy"]["value"] == 0.5
-        # t: T3 right (F1 1); n: N1 missed and N2 wrongly given (F1 0 each) -> (1 + 0) / 2.
-        assert classification["macro_f1"]["value"] == 0.5
+        # Without the labels neither given nor true: t: T3 right (F1 1); n: N1 missed and N2
+        # wrongly given (F1 0 each) -> (1 + 0) / 2.
+        assert classification["macro_f1_no_support"]["value"] == 0.5
+        # scikit-learn's default: every label of the set counts, t's others 0.
+        assert classification["macro_f1"]["value"] == pytest.approx((1 / len(T_LABELS) + 0) / 2)
         confusion = classification["by_field"]["n"]["confusion"]
         assert confusion["labels"] == list(N_LABELS)
         assert confusion["matrix"][N_LABELS.index("N1")][N_LABELS.index("N2")] == 1

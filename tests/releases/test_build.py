@@ -140,6 +140,7 @@ def test_the_command_writes_the_local_layout_only_on_request(benchmark, settings
 def test_the_command_keeps_the_plain_snapshot_export(benchmark, tmp_path):
     call_command("export_release", "endo", out=str(tmp_path / "snap"), verbosity=0)
     assert sorted(p.name for p in (tmp_path / "snap").iterdir()) == [
+        "README.md",
         "endo.json",
         "endo.tsv",
         "manifest.json",

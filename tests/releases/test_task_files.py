@@ -7,6 +7,7 @@ import ast
 import base64
 import hashlib
 import json
+import re
 import string
 from pathlib import Path
 
@@ -143,8 +144,10 @@ def test_the_report_file_is_vlmevalkits_open_vqa_layout_with_image_lists(made, t
     assert images_of(rows.loc[diagnostic.source_index, "image"]) == [endoscopy, middle]
     # The CT report: the CT only, still a list (of one image).
     assert images_of(rows.loc[ct_report.source_index, "image"]) == [middle]
-    raw = (tmp_path / "r" / "GxTasks_report.tsv").read_text().splitlines()
-    assert all(cell.startswith('"') and cell.endswith('"') for cell in raw[1].split("\t"))
+    # Every cell of a row quoted (a question cell holds the whole prompt, newlines included).
+    body = (tmp_path / "r" / "GxTasks_report.tsv").read_text().partition("\n")[2]
+    first = re.match(r'"(?:[^"]|"")*"(?:\t"(?:[^"]|"")*")*\n', body)
+    assert first is not None and first.group(0).count('"\t"') == len(frame.columns) - 1
 
 
 def test_localization_boxes_are_in_pixels_voxels_and_lps_millimetres(made, tmp_path):
@@ -211,7 +214,8 @@ def test_the_manifest_lists_every_file_with_digests_and_counts(made, tmp_path):
     manifest = export(made, tmp_path / "r").manifest
 
     names = {"GxTasks" + s for s in (".tsv", ".json", "_coco.json", "_report.tsv")}
-    names |= {"GxTasks_localization.json", "GxTasks_retrieval.json"}
+    names |= {"GxTasks_localization.json", "GxTasks_localization.tsv", "GxTasks_retrieval.json"}
+    names |= {"README.md"}
     assert set(manifest["files"]) == names
     for name, digests in manifest["files"].items():
         data = (tmp_path / "r" / name).read_bytes()
@@ -233,7 +237,7 @@ def test_a_rebuild_writes_the_same_bytes(made, tmp_path):
     export(made, tmp_path / "b")
 
     first, second = folder_hashes(tmp_path / "a"), folder_hashes(tmp_path / "b")
-    assert len(first) == 7 and first == second
+    assert len(first) == 9 and first == second  # README.md and NAME_localization.tsv too
 
 
 def test_a_withheld_split_leaves_no_answer_of_any_kind_in_the_public_files(made, tmp_path):
@@ -379,3 +383,32 @@ def test_an_imported_gastricx_case_is_released_per_task(tmp_path, settings, peop
     assert box["mm"][0] == pytest.approx([ox + 10 * sx, oy + 12 * sy, oz + 2 * sz])
     assert box["mm"][1] == pytest.approx([ox + 29 * sx, oy + 39 * sy, oz + 5 * sz])
     assert manifest["layout"]["retrieval"]["pairs"] == 3
+
+
+def test_a_plain_export_writes_the_columns_of_a_release_of_the_same_selection(made, tmp_path):
+    export(made, tmp_path / "release")
+    release_export(benchmark=made.benchmark, out_dir=tmp_path / "plain", name="GxTasks")
+
+    for name in ("GxTasks.tsv", "GxTasks_report.tsv"):
+        plain = pd.read_csv(tmp_path / "plain" / name, sep="\t")
+        versioned = pd.read_csv(tmp_path / "release" / name, sep="\t")
+        assert list(plain.columns) == list(versioned.columns), name
+        assert plain["category"].tolist() == versioned["category"].tolist(), name
+    assert "l2-category" in pd.read_csv(tmp_path / "plain" / "GxTasks.tsv", sep="\t").columns
+
+
+def test_report_rows_of_the_same_images_each_hold_an_image_list(made, tmp_path):
+    diagnostic = made.items["report_generation"][0]
+    twin = make_item(
+        made.benchmark, index=70, kind="open", case=diagnostic.case, status="agreed",
+        split="dev", task="report_generation", target={"report": "diagnostic"},
+        reference="Another diagnostic report.", question="Write it again.",
+    )  # fmt: skip
+    export(made, tmp_path / "r")
+    rows = pd.read_csv(tmp_path / "r" / "GxTasks_report.tsv", sep="\t").set_index("index")
+
+    first, second = rows.loc[diagnostic.source_index], rows.loc[twin.source_index]
+    assert second["image"].startswith("['")  # a list cell, not the index of the first row
+    assert images_of(second["image"]) == images_of(first["image"])
+    # The whole prompt: its own question above the report prompt, the indicators in it.
+    assert second["question"].startswith("Write it again.\nYou are given")

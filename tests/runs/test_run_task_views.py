@@ -53,7 +53,10 @@ class TaskPagesTests(TestCase):
         self.assertContains(response, 'data-testid="confusion-t"')
         self.assertContains(response, "Macro-F1")
         self.assertContains(response, "ROUGE-L")
-        self.assertContains(response, "AP@0.5")
+        self.assertContains(response, "VOC AP@0.5 per item")  # ours, labelled as such
+        self.assertContains(response, "COCO AP50")  # the field's, beside it
+        self.assertContains(response, "COCO AP@[.5:.95]")
+        self.assertContains(response, "Macro-F1, labels seen")
         self.assertContains(response, "Median rank")
         self.assertContains(response, "0.750")  # classification accuracy
         # The confusion row of T2: predicted T3 once.

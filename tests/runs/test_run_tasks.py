@@ -180,9 +180,9 @@ class TaskRunTests(TestCase):
             {task: set(metrics) for task, metrics in document["tasks"].items()},
             {
                 "vqa": {"accuracy"},
-                "classification": {"accuracy", "macro_f1"},
+                "classification": {"accuracy", "macro_f1", "macro_f1_no_support"},
                 "report_generation": {"rouge_l", "bleu4"},
-                "localization": {"mean_iou", "ap50"},
+                "localization": {"mean_iou", "ap50", "coco_ap50", "coco_ap", "slice_iou"},
                 "retrieval": {"recall_at_1", "recall_at_5", "recall_at_10", "median_rank"},
             },
         )

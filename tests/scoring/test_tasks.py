@@ -7,6 +7,7 @@ import json
 import pytest
 
 from annotations.scoring.bootstrap import bootstrap_mean
+from annotations.scoring.coco import SliceOutcome
 from annotations.scoring.retrieval import cross_modal_ranks
 from annotations.scoring.tasks import (
     TASK_KEYS,
@@ -43,6 +44,15 @@ BOXES = [
     BoxOutcome((0, 0, 0, 4, 4, 4), (2, 2, 2, 6, 6, 6)),  # IoU 8/120: a miss
     BoxOutcome((0, 0, 0, 2, 2, 2), (0, 0, 0, 2, 2, 2)),  # IoU 1
 ]
+# A 3D target asked on five slices (one beyond each end) and a 2D item's image.
+SLICES = [
+    SliceOutcome((7, 0), None, None),
+    SliceOutcome((7, 1), (0, 0, 10, 10), (0, 0, 10, 10)),  # IoU 1
+    SliceOutcome((7, 2), (0, 0, 10, 10), (0, 0, 10, 4)),  # IoU 0.4
+    SliceOutcome((7, 3), (0, 0, 10, 10), None),  # missed
+    SliceOutcome((7, 4), None, (0, 0, 5, 5)),  # a box where there is nothing
+    SliceOutcome(8, (0, 0, 10, 10), (0, 0, 10, 8)),  # IoU 0.8
+]
 CASES = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
 REPORT_VECTORS = [[1, 0.1, 0], [0, 1, 0.2], [0.6, 0.8, 0], [0, 0.6, 0.8]]
 
@@ -54,6 +64,7 @@ def summary(**overrides):
         "label_sets": LABEL_SETS,
         "reports": REPORTS,
         "localization": BOXES,
+        "slices": SLICES,
         "retrieval": cross_modal_ranks(REPORT_VECTORS, CASES, [0, 0, 1, 2]),
         "resamples": 200,
         "seed": 1,
@@ -69,11 +80,15 @@ def value(metric: dict) -> float:
 def test_it_has_exactly_the_issues_tasks_and_keys_each_with_an_interval() -> None:
     block = summary()
 
-    assert list(block) == list(TASK_KEYS)
+    assert list(block) == [*TASK_KEYS, "definitions"]
     for task, keys in TASK_KEYS.items():
         for key in keys:
             metric = block[task][key]
             assert set(metric) == {"value", "ci95", "n"}
+            assert f"{task}.{key}" in block["definitions"] or task != "localization"
+            if key in ("coco_ap50", "coco_ap"):  # pycocotools' figures: no interval
+                assert metric["ci95"] == [None, None] and metric["value"] is not None
+                continue
             low, high = metric["ci95"]
             assert low <= metric["value"] <= high
     json.dumps(block, allow_nan=False)
@@ -89,11 +104,15 @@ def test_vqa_accuracy_counts_a_missing_answer_as_wrong() -> None:
 
 def test_classification_is_macro_f1_per_field_over_its_label_set_then_averaged() -> None:
     block = summary()["classification"]
-    # t: T1 2/3, T2 2/3, T3 0, T4 (no support, never predicted) left out -> 4/9
-    # n: N0 (TP 1, FP 1) 2/3, N1 (FN 1) 0 -> 1/3; mean over the two fields -> 7/18
-    assert value(block["by_field"]["t"]["macro_f1"]) == pytest.approx(4 / 9)
+    # scikit-learn's default: t: T1 2/3, T2 2/3, T3 0, T4 (no support, never predicted) 0 -> 1/3
+    # n: N0 (TP 1, FP 1) 2/3, N1 (FN 1) 0 -> 1/3; mean over the two fields -> 1/3
+    assert value(block["by_field"]["t"]["macro_f1"]) == pytest.approx(1 / 3)
     assert value(block["by_field"]["n"]["macro_f1"]) == pytest.approx(1 / 3)
-    assert value(block["macro_f1"]) == pytest.approx(7 / 18)
+    assert value(block["macro_f1"]) == pytest.approx(1 / 3)
+    # ours beside it: T4 left out -> 4/9; n 1/3; mean 7/18
+    assert value(block["by_field"]["t"]["macro_f1_no_support"]) == pytest.approx(4 / 9)
+    assert value(block["by_field"]["n"]["macro_f1_no_support"]) == pytest.approx(1 / 3)
+    assert value(block["macro_f1_no_support"]) == pytest.approx(7 / 18)
     assert value(block["accuracy"]) == pytest.approx(3 / 6)
     assert value(block["by_field"]["t"]["accuracy"]) == pytest.approx(2 / 4)
     assert block["by_field"]["t"]["confusion"] == {
@@ -168,7 +187,7 @@ def test_tasks_without_items_keep_their_keys_with_null_values() -> None:
 
     for task, keys in TASK_KEYS.items():
         for key in keys:
-            assert block[task][key] == {"value": None, "ci95": [None, None], "n": 0}
+            assert block[task][key] == {"value": None, "ci95": [None, None], "n": 0}, key
     assert block["classification"]["by_field"] == {}
     assert block["localization"]["by_dimension"] == {}
     json.dumps(block, allow_nan=False)
@@ -177,3 +196,19 @@ def test_tasks_without_items_keep_their_keys_with_null_values() -> None:
 def test_the_same_seed_gives_the_same_block() -> None:
     assert summary(seed=4) == summary(seed=4)
     assert summary(seed=4)["localization"] != summary(seed=5)["localization"]
+
+
+def test_localization_reports_pycocotools_figures_and_iou_over_every_slice_asked() -> None:
+    block = summary()["localization"]
+    # Slices with a truth or a prediction: IoU 1, 0.4, 0 (missed), 0 (nothing there), 0.8.
+    assert value(block["slice_iou"]) == pytest.approx((1 + 0.4 + 0 + 0 + 0.8) / 5)
+    assert block["slice_iou"]["n"] == 5
+    assert block["coco_counts"] == {"images": 6, "truths": 4, "detections": 4}
+    # Four truths; detections: IoU 1 and 0.8 hit at 0.5, 0.4 and the empty slice's box miss.
+    # All scores tie at 1: pycocotools orders detections stably, so its PR curve and the
+    # 101-point interpolation decide the value; checked against pycocotools in
+    # tests/scoring/test_coco.py, here only its range and name.
+    assert 0 < value(block["coco_ap50"]) <= 0.5 and value(block["coco_ap"]) <= value(
+        block["coco_ap50"]
+    )
+    assert block["coco_ap50"]["n"] == 6

@@ -105,6 +105,8 @@ class Command(BaseCommand):
         summary = run.summary
         document = {
             "run": run.pk,
+            "family": run.benchmark.family,
+            "seed": run.seed,  # the bootstrap's: `python -m annotations.scoring` redraws alike
             "vlmeval_commit": run.vlmeval_commit,
             "overall": summary.get("overall", {}).get("accuracy"),
             "by": _accuracies(summary),

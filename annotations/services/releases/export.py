@@ -23,6 +23,7 @@ from annotations.formats.release_layout import (
     ExportOptions,
     ExportResult,
 )
+from annotations.formats.release_readme import readme_text, reproduce_block
 from annotations.formats.stream import HashingFile, JsonItems, TsvWriter
 from annotations.models import COLUMN_FIELDS, Benchmark, BoxLabel, ItemKind
 from annotations.selectors import release_rows as rows
@@ -139,12 +140,13 @@ class _Export:
             if self.tasks is not None:
                 self.tasks.close(self.header)
             if self.options.coco:
-                _write_coco(self._file("_coco.json"), self.items, self.hidden)
+                _write_coco(self._file("_coco.json"), self.items, self.hidden, self.tasks)
             if self.options.box_volumes:
                 # Imported here: nibabel, pydicom and highdicom stay out of every start-up.
                 from annotations.services.box_volumes import release_box_volumes_write
 
                 self.box_volumes = release_box_volumes_write(self.folder, self.items, self.hidden)
+            self._readme()
             for out in self.files:
                 out.close()
         except BaseException:
@@ -269,6 +271,16 @@ class _Export:
         if self.kind_counted:
             self.counts.setdefault("kind", Counter()).update(item.kind for item in chunk)
 
+    def _reproduce(self) -> dict:
+        return reproduce_block(self.name, self.benchmark.family, self._layout())
+
+    def _readme(self) -> None:
+        """README.md: how to run each TSV in VLMEvalKit and score predictions (in the files)."""
+        out = HashingFile(self.folder / "README.md")
+        self.files.append(out)
+        text = readme_text(self.name, self.benchmark.name, self.options.version, self._reproduce())
+        out.write(text.encode("utf-8"))
+
     def _manifest(self) -> dict:
         counts = {key: dict(sorted(counter.items())) for key, counter in self.counts.items()}
         manifest = {
@@ -289,6 +301,7 @@ class _Export:
             "taxonomy": self.benchmark.taxonomy,
             "box_convention": stream.BOX_CONVENTION,
             "layout": self._layout(),
+            "reproduce": self._reproduce(),
             "files": {out.path.name: out.digests() for out in self.files},
         }
         if self.report is not None:
@@ -333,10 +346,17 @@ class _Export:
         return layout
 
 
-def _write_coco(out: HashingFile, items, hidden: list[dict]) -> None:
+def _write_coco(out: HashingFile, items, hidden: list[dict], tasks: TaskFiles | None) -> None:
     """NAME_coco.json: the 2D boxes on the release's images, without rejected or withdrawn ones
-    nor the targets of withheld localization items."""
-    images, boxes = rows.coco_rows(items)
-    shown = taskfiles.coco_without_targets(boxes, taskfiles.hidden_keys(hidden)[0])
+    nor the targets of withheld localization items, and the 2D target of every localization
+    item that is not withheld (on its stored image, or the CT slice through its 3D box's centre,
+    with that slice's image entry as NAME_localization.json has it)."""
+    stored, boxes = rows.coco_rows(items)
+    images = list(stored)
+    shown = list(taskfiles.coco_without_targets(boxes, taskfiles.hidden_keys(hidden)[0]))
+    if tasks is not None and tasks.localization is not None:
+        more_images, more_boxes = taskfiles.coco_targets(tasks.localization, images)
+        images += more_images
+        shown += more_boxes
     # A HashingFile takes the bytes write_coco writes; its annotation asks for an IO.
     write_coco(out, images, shown, [label for label, _ in BoxLabel.choices])  # type: ignore[arg-type]

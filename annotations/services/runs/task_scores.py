@@ -13,8 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotations.models import Item, ItemKind, Prediction, Run
+from annotations.inference.task_prompts import box_slices
+from annotations.models import Item, ItemKind, Prediction, Run, Volume
 from annotations.scoring.boxes import box_on_slice
+from annotations.scoring.coco import SliceOutcome, target_slices
 from annotations.scoring.retrieval import CrossModalRanks, cross_modal_ranks
 from annotations.scoring.tasks import (
     TASK_KEYS,
@@ -22,6 +24,8 @@ from annotations.scoring.tasks import (
     ChoiceOutcome,
     ReportOutcome,
     build_tasks_summary,
+    issue_keys,
+    json_safe,
 )
 from annotations.selectors.runs import TASK_OF_KIND
 from annotations.services.runs.tasks import box_truth, label_field, report_kind
@@ -42,6 +46,8 @@ _FIELDS = (
     "item__target",
     "item__task",
     "item__case_id",
+    "item__case__case_id",
+    "item__source_index",
 )
 
 
@@ -52,7 +58,8 @@ class _Outcomes:
     reports: list[ReportOutcome] = field(default_factory=list)
     boxes: list[BoxOutcome] = field(default_factory=list)
     slices: list[BoxOutcome] = field(default_factory=list)
-    pairs: list[tuple[int, int, dict[str, list[float]]]] = field(default_factory=list)
+    asked: list[SliceOutcome] = field(default_factory=list)  # every 2D image asked
+    pairs: list[tuple[int, str, dict[str, list[float]]]] = field(default_factory=list)
     answered: Counter[str] = field(default_factory=Counter)  # by task, without an error
 
 
@@ -67,7 +74,9 @@ def _item(row: dict[str, Any]) -> Item:
     )
 
 
-def _outcomes(rows: Iterable[dict[str, Any]]) -> _Outcomes:
+def _outcomes(
+    rows: Iterable[dict[str, Any]], sizes: dict[tuple[int, str], int] | None = None
+) -> _Outcomes:
     found = _Outcomes()
     for row in rows:
         kind, item = row["item__kind"], _item(row)
@@ -82,17 +91,27 @@ def _outcomes(rows: Iterable[dict[str, Any]]) -> _Outcomes:
             text = row["raw_text"] if answered and row["raw_text"].strip() else None
             found.reports.append(ReportOutcome(item.reference, text, report_kind(item)))
         elif kind == ItemKind.BOX:
-            _box_outcomes(found, item, row)
+            _box_outcomes(found, item, row, sizes or {})
         elif kind == ItemKind.RETRIEVAL and answered and row["embedding"]:
-            found.pairs.append((row["pk"], row["item__case_id"], row["embedding"]))
+            # Cases are known by their code, as a release names them (its scorer ranks alike).
+            found.pairs.append((row["pk"], row["item__case__case_id"], row["embedding"]))
     return found
 
 
-def _box_outcomes(found: _Outcomes, item: Item, row: dict[str, Any]) -> None:
+def _box_outcomes(
+    found: _Outcomes, item: Item, row: dict[str, Any], sizes: dict[tuple[int, str], int]
+) -> None:
     truth = box_truth(item)
     if truth is None:
         return
     found.boxes.append(BoxOutcome(truth, row["box"] if not row["error"] else None))
+    found.asked += asked_slices(
+        row["item__source_index"],
+        truth,
+        None if row["error"] else row["box"],
+        None if row["error"] else row["slice_boxes"],
+        sizes.get((row["item__case_id"], str((item.target or {}).get("phase")))),
+    )
     # 2D per slice: each slice asked that the target crosses, against the target's section.
     for z, box in (row["slice_boxes"] or {}).items():
         section = box_on_slice(truth, int(z)) if len(truth) == 6 else None
@@ -100,12 +119,29 @@ def _box_outcomes(found: _Outcomes, item: Item, row: dict[str, Any]) -> None:
             found.slices.append(BoxOutcome(section, box))
 
 
-def _ranks(pairs: list[tuple[int, int, dict[str, list[float]]]]) -> CrossModalRanks | None:
+def asked_slices(
+    index: int,
+    truth: list[float],
+    box: list[float] | None,
+    slice_boxes: dict[str, Any] | None,
+    size_z: int | None,
+) -> list[SliceOutcome]:
+    """The 2D images asked for one localization item (`scoring.coco.target_slices`): a 3D
+    target's slices are those `box_slices` asks, as its release lists them."""
+    if len(truth) == 4:
+        return target_slices(index, truth, box, None, ())
+    if size_z is None:
+        return []
+    slices, _spans = box_slices(int(truth[2]), int(math.ceil(truth[5])), size_z)
+    return target_slices(index, truth, box, slice_boxes, slices)
+
+
+def _ranks(pairs: list[tuple[int, str, dict[str, list[float]]]]) -> CrossModalRanks | None:
     if not pairs:
         return None
     cases = sorted({case for _pk, case, _e in pairs})
     position = {case: n for n, case in enumerate(cases)}
-    case_vectors: dict[int, list[float]] = {}
+    case_vectors: dict[str, list[float]] = {}
     for _pk, case, embedding in pairs:
         case_vectors.setdefault(case, embedding["case"])
     return cross_modal_ranks(
@@ -142,7 +178,8 @@ def retrieval_ranks_store(*, run: Run) -> None:
 def run_tasks_summary(*, run: Run, resamples: int = TASK_RESAMPLES) -> dict[str, Any]:
     """The run's scores per task, each with its bootstrap 95% interval (`scoring.tasks`), and
     how many items of each task it answered."""
-    found = _outcomes(_rows(run).iterator(chunk_size=2000))
+    rows = _rows(run)
+    found = _outcomes(rows.iterator(chunk_size=2000), _volume_sizes(rows))
     label_sets = _label_sets(run, found.classification)
     summary = build_tasks_summary(
         vqa=found.vqa,
@@ -150,6 +187,7 @@ def run_tasks_summary(*, run: Run, resamples: int = TASK_RESAMPLES) -> dict[str,
         label_sets=label_sets,
         reports=found.reports,
         localization=found.boxes,
+        slices=found.asked,
         retrieval=_ranks(found.pairs),
         resamples=resamples,
         seed=run.seed,
@@ -157,7 +195,7 @@ def run_tasks_summary(*, run: Run, resamples: int = TASK_RESAMPLES) -> dict[str,
     if found.slices:
         by_slice = build_tasks_summary(localization=found.slices, resamples=resamples)
         summary["localization"]["by_slice"] = {
-            name: by_slice["localization"][name] for name in TASK_KEYS["localization"]
+            name: by_slice["localization"][name] for name in ("mean_iou", "ap50")
         }
     summary["counts"] = {
         "vqa": len(found.vqa),
@@ -167,7 +205,14 @@ def run_tasks_summary(*, run: Run, resamples: int = TASK_RESAMPLES) -> dict[str,
         "retrieval": len(found.pairs),
     }
     summary["answered"] = {task: found.answered[task] for task in TASK_KEYS}
-    return _json_safe(summary)
+    return json_safe(summary)
+
+
+def _volume_sizes(rows) -> dict[tuple[int, str], int]:
+    """Slices per (case, phase) of the cases of the run's 3D localization items."""
+    cases = rows.filter(item__kind=ItemKind.BOX, item__case_id__isnull=False)
+    volumes = Volume.objects.filter(case_id__in=cases.values("item__case_id"))
+    return {(c, phase): z for c, phase, z in volumes.values_list("case_id", "phase", "size_z")}
 
 
 def _label_sets(run: Run, outcomes: list[ChoiceOutcome]) -> dict[str, list[str]]:
@@ -183,19 +228,4 @@ def _label_sets(run: Run, outcomes: list[ChoiceOutcome]) -> dict[str, list[str]]
 
 def tasks_block(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Exactly the issue's `tasks` keys (each metric's value, interval and n) from a summary."""
-    tasks = summary.get("tasks") or {}
-    return {
-        task: {name: (tasks.get(task) or {}).get(name) for name in names}
-        for task, names in TASK_KEYS.items()
-    }
-
-
-def _json_safe(value: Any) -> Any:
-    # PostgreSQL's JSON has no NaN: an undefined value is stored as null.
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(key): _json_safe(v) for key, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
+    return issue_keys(summary.get("tasks") or {})

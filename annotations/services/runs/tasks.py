@@ -21,21 +21,24 @@ from pathlib import Path
 from typing import Any
 
 from annotations.inference import Completion, build_messages
-from annotations.inference.boxparse import parse_box
+from annotations.inference.boxparse import box_number, parse_box
 from annotations.inference.task_prompts import (
+    BOX_IMAGE_LABELS,
+    ENDOSCOPY_LABEL,
     REPORT_KINDS,
+    box_slices,
     build_localization_prompt,
-    build_report_prompt,
+    ct_slice_label,
+    indicator_entry,
+    item_image_label,
     label_options,
     letter_of,
+    report_question,
 )
 from annotations.models import Image, Item, ItemKind, Volume
 from annotations.scoring.boxes import box3d_from_slice_boxes
 
 CHOICE_KINDS = (ItemKind.MCQ, ItemKind.LABEL)
-# A 3D target is asked on at most this many slices inside it, plus one slice beyond each end
-# (so that the joined box's extent in z is the model's, not ours).
-BOX_SLICES = 3
 CT_WINDOW = (400.0, 40.0)  # soft tissue: what radiologists read the stomach wall in
 
 
@@ -124,15 +127,11 @@ def box_truth(item: Item) -> list[float] | None:
     return [float(v) for v in box] if isinstance(box, list) and len(box) in (4, 6) else None
 
 
-def _phase_name(phase: str) -> str:
-    return phase.replace("_", "-")
-
-
 def _slice_picture(volume: Volume, z: int) -> Picture:
     from annotations.selectors.cases import volume_cache_file
 
     return Picture(
-        label=f"CT, {_phase_name(volume.phase)} phase, axial slice {z + 1} of {volume.size_z}",
+        label=ct_slice_label(volume.phase, z, volume.size_z),
         width=volume.size_x,
         height=volume.size_y,
         cache=volume_cache_file(volume),
@@ -150,14 +149,14 @@ def case_pictures(item: Item, *, ct: bool = True, endoscopy: bool = True) -> lis
     case = item.case
     if case is None:
         return [
-            _image_picture(ii.image, f"image {n}")
+            _image_picture(ii.image, item_image_label(n))
             for n, ii in enumerate(item.item_images.all(), start=1)
         ]
     from annotations.selectors.cases import phase_sorted
 
     pictures = []
     if endoscopy and case.endoscopy_image is not None:
-        pictures.append(_image_picture(case.endoscopy_image, "endoscopy image"))
+        pictures.append(_image_picture(case.endoscopy_image, ENDOSCOPY_LABEL))
     if ct:
         pictures += [_slice_picture(v, v.size_z // 2) for v in phase_sorted(case.volumes.all())]
     return pictures
@@ -167,34 +166,16 @@ def _indicators(item: Item) -> list[dict[str, Any]]:
     if item.case is None:
         return []
     return [
-        {
-            "name": i.name,
-            "value": i.value if i.value is not None else i.value_text,
-            "unit": i.unit,
-            "reference_range": [i.reference_low, i.reference_high]
-            if i.reference_low is not None and i.reference_high is not None
-            else None,
-        }
+        indicator_entry(
+            name=i.name,
+            value=i.value,
+            value_text=i.value_text,
+            unit=i.unit,
+            reference_low=i.reference_low,
+            reference_high=i.reference_high,
+        )
         for i in item.case.indicators.all()
     ]
-
-
-def box_slices(
-    z0: int, z1: int, size_z: int
-) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
-    """Slices asked for a target spanning `[z0, z1)`: up to BOX_SLICES evenly inside, one
-    stride beyond each end; with the run of slices each one stands for."""
-    stride = max(1, math.ceil((z1 - z0) / BOX_SLICES))
-    half = stride // 2
-    inside = math.ceil((z1 - z0) / stride)
-    slices, spans = [], []
-    for k in range(-1, inside + 1):
-        start = z0 + k * stride
-        z = start + half
-        if 0 <= z < size_z:
-            slices.append(z)
-            spans.append((max(0, start), min(size_z, start + stride)))
-    return tuple(slices), tuple(spans)
 
 
 def task_request(item: Item, *, with_image: bool) -> TaskRequest:
@@ -202,13 +183,13 @@ def task_request(item: Item, *, with_image: bool) -> TaskRequest:
     if item.kind == ItemKind.OPEN:
         kind = report_kind(item)
         pictures = case_pictures(item, ct=kind != "endoscopy", endoscopy=kind != "ct")
-        prompt = build_report_prompt(
+        # The same text as the question cell of the release's NAME_report.tsv row.
+        prompt = report_question(
             kind,
+            question=item.question,
             image_labels=[p.label for p in pictures] if with_image else [],
             indicators=_indicators(item) if kind == "diagnostic" else (),
         )
-        if item.question and item.question not in prompt:
-            prompt = f"{item.question}\n{prompt}"
         return TaskRequest(item.kind, prompt, tuple(pictures), with_image=with_image)
     if item.kind == ItemKind.RETRIEVAL:
         if item.case is None:
@@ -241,7 +222,7 @@ def _box_request(item: Item, *, with_image: bool) -> TaskRequest:
         image = first.image if first else None
     if image is None:
         raise TaskInputError("a localization item needs the image its box is on")
-    picture = _image_picture(image, "an endoscopy image" if item.case else "the image")
+    picture = _image_picture(image, BOX_IMAGE_LABELS[item.case is not None])
     return TaskRequest(item.kind, "", (picture,), label, with_image=with_image)
 
 
@@ -300,10 +281,7 @@ def _localize(provider: Any, request: TaskRequest) -> TaskAnswer:
     return TaskAnswer(_joined(completions, "\n".join(replies)), fields)
 
 
-def _number(value: float) -> float | int:
-    """Pixels as the model gave them: whole numbers stay whole (JSON `10`, not `10.0`)."""
-    value = round(float(value), 2)
-    return int(value) if value.is_integer() else value
+_number = box_number  # one rounding for runs and the release scorer
 
 
 def _joined(completions: Sequence[Completion], text: str) -> Completion:

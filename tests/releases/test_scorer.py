@@ -1,0 +1,97 @@
+"""The standalone scorer on a release with a withheld split (its truths in the answer key), from
+`run_model --out`'s JSON and from plain JSON lines; and what it refuses."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from annotations.models import Item
+from annotations.scoring.__main__ import main
+from annotations.scoring.release import ReleaseError, load_release, score
+from annotations.services.releases import release_build, release_create
+from tests.runs.gastric_tasks import (
+    T_LABELS,
+    chat_script,
+    embeddings_script,
+    make_task_benchmark,
+)
+from tests.support.fake_openai import FakeOpenAIServer
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def scored(settings, tmp_path):
+    """A Gastric-X benchmark of every kind, run (`run_model --out`) and released with every
+    other item withheld as the test split."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.RELEASES_ROOT = str(tmp_path / "releases")
+    made = make_task_benchmark()
+    made.benchmark.label_sets = {"label": T_LABELS, "t": T_LABELS}
+    made.benchmark.save()
+    items = Item.objects.filter(benchmark=made.benchmark).order_by("source_index")
+    for number, item in enumerate(items):
+        Item.objects.filter(pk=item.pk).update(split="test" if number % 2 else "dev")
+    out = tmp_path / "out.json"
+    with FakeOpenAIServer(chat_script(made), embeddings=embeddings_script(made)) as server:
+        call_command(
+            "run_model", made.benchmark.name, "--base-url", server.base_url,
+            "--model", "fake-model", "--out", str(out), "--seed", "5",
+            stdout=StringIO(), verbosity=0,
+        )  # fmt: skip
+    release = release_create(
+        benchmark=made.benchmark, name="GxScored", version="1", include_all=True,
+        withhold_split="test",
+    )  # fmt: skip
+    release = release_build(release=release)
+    assert release.status == "published", release.error
+    return Path(release.path), out, json.loads(out.read_text())
+
+
+def test_a_withheld_split_is_scored_from_the_answer_key_as_the_run_scored_it(scored, capsys):
+    folder, out, document = scored
+    kinds = {row["kind"] for row in document["predictions"] if "kind" in row}
+    assert kinds == {"label", "open", "box", "retrieval"}
+    withheld = [i for i in json.loads((folder / "GxScored.json").read_text())["items"]
+                if i.get("withheld")]  # fmt: skip
+    assert {i.get("kind", "mcq") for i in withheld} >= {"label", "open", "box", "retrieval"}
+
+    assert main([str(folder), str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    for block in ("overall", "tasks", "task_details"):
+        assert printed[block] == document[block], block
+
+
+def test_json_lines_score_alike_with_the_seed_given(scored, tmp_path, capsys):
+    folder, _out, document = scored
+    lines = tmp_path / "predictions.jsonl"
+    lines.write_text("".join(json.dumps(row) + "\n" for row in document["predictions"]))
+
+    assert main([str(folder), str(lines), "--seed", str(document["seed"])]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["tasks"] == document["tasks"]
+    assert printed["overall"] == document["overall"]
+    # Another seed draws other intervals, the same values.
+    assert main([str(folder), str(lines), "--seed", "99"]) == 0
+    other = json.loads(capsys.readouterr().out)
+    report = ("report_generation", "rouge_l")
+    assert (
+        other["tasks"][report[0]][report[1]]["value"]
+        == (document["tasks"][report[0]][report[1]]["value"])
+    )
+
+
+def test_a_prediction_for_no_item_of_the_release_is_refused(scored, tmp_path, capsys):
+    folder, _out, _document = scored
+    lines = tmp_path / "bad.jsonl"
+    lines.write_text('{"index": 987654, "prediction": "A"}\n')
+
+    assert main([str(folder), str(lines)]) == 2
+    assert "987654" in capsys.readouterr().err
+    with pytest.raises(ReleaseError, match="987654"):
+        score(load_release(folder), [{"index": 987654, "prediction": "A"}])
