@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations.imaging import ct
 from annotations.models import Box, Case, Volume
@@ -119,11 +121,11 @@ def test_double_click_enlarges_one_phase_and_back(page, live_server, login, seed
     screenshot(page, "ct_viewer_enlarged")
 
     page.locator('.ct-viewport[data-phase="venous"] .ct-stage').dblclick()
-    assert page.locator(".ct-viewport:visible").count() == 4
+    expect(page.locator(".ct-viewport:visible")).to_have_count(4)
     page.keyboard.press("e")  # the keyboard way: the active phase
-    assert page.locator(".ct-viewport:visible").count() == 1
+    expect(page.locator(".ct-viewport:visible")).to_have_count(1)
     page.keyboard.press("e")
-    assert page.locator(".ct-viewport:visible").count() == 4
+    expect(page.locator(".ct-viewport:visible")).to_have_count(4)
 
 
 def test_the_crosshair_marks_the_same_patient_point_on_every_phase(
@@ -155,7 +157,7 @@ def test_the_crosshair_marks_the_same_patient_point_on_every_phase(
     assert page.locator(".ct-viewport .ct-cross").count() == 8  # two lines on each phase
 
     page.keyboard.press("x")  # off again
-    assert page.locator(".ct-viewport .ct-cross").count() == 0
+    expect(page.locator(".ct-viewport .ct-cross")).to_have_count(0)
 
 
 def test_the_length_tool_measures_millimetres_with_the_pixel_spacing(
@@ -185,20 +187,20 @@ def test_the_length_tool_measures_millimetres_with_the_pixel_spacing(
     page.keyboard.press("x")
     page.mouse.click(*at_voxel(stage, volume, 30.5, 24.5))
     page.keyboard.press("?")
-    assert page.locator("[data-ct-help]").is_visible()
-    assert "Length in millimetres" in page.locator("[data-ct-help]").inner_text()
+    expect(page.locator("[data-ct-help]")).to_be_visible()
+    expect(page.locator("[data-ct-help]")).to_contain_text("Length in millimetres")
     path = screenshot(page, "ct_viewer_tools")
     page.keyboard.press("Escape")
-    assert page.locator("[data-ct-help]").is_hidden()
+    expect(page.locator("[data-ct-help]")).to_be_hidden()
     screenshot(page, "ct_viewer")
     shutil.copyfile(path.parent / "ct_viewer.png", DOCS / "ct-viewer.png")
 
     # A measure belongs to its slice: the next slice shows none; back, it is there again.
     page.keyboard.press("Escape")
     page.keyboard.press("ArrowDown")
-    assert viewport.get_attribute("data-lengths") == ""
+    expect(viewport).to_have_attribute("data-lengths", "")
     page.keyboard.press("ArrowUp")
-    assert len(viewport.get_attribute("data-lengths").split()) == 3
+    expect(viewport).to_have_attribute("data-lengths", re.compile(r"^\S+ \S+ \S+$"))
 
 
 def test_a_ct_box_is_moved_deleted_and_brought_back_with_undo(
@@ -231,8 +233,8 @@ def test_a_ct_box_is_moved_deleted_and_brought_back_with_undo(
     assert (box.state, box.version) == ("withdrawn", 3)
     assert page.locator('.ct-viewport[data-phase="delayed"] .ct-box').count() == 0
     page.locator('[data-filter="state"]').select_option("withdrawn")
-    assert page.locator(".box-row").count() == 1
-    assert page.locator("#box-count").inner_text() == "1 of 2 boxes"
+    expect(page.locator(".box-row")).to_have_count(1)
+    expect(page.locator("#box-count")).to_have_text("1 of 2 boxes")
 
     page.keyboard.press("Control+z")  # the delete undone
     page.wait_for_selector("#box-status:has-text('Undone.')")
@@ -255,8 +257,8 @@ def test_a_ct_box_is_moved_deleted_and_brought_back_with_undo(
     page.locator('[data-filter="state"]').select_option("")
     imported = Box.objects.get(volume__case=case, source="imported")
     page.locator(f'.box-row[data-box-id="{imported.pk}"] button').click()
-    assert page.locator("#box-delete").is_hidden()
-    assert page.locator("#box-save").is_disabled()
+    expect(page.locator("#box-delete")).to_be_hidden()
+    expect(page.locator("#box-save")).to_be_disabled()
     page.keyboard.press("Shift+ArrowLeft")
     page.keyboard.press("Delete")
     imported.refresh_from_db()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations.imaging import ct
 from annotations.models import Box, Case, Volume
@@ -106,19 +107,19 @@ def test_keys_one_to_five_switch_the_window_presets(page, live_server, login, se
     first_pixels = page.evaluate("Array.from(ctViewer.viewports[0].pixels.slice(0, 4000))")
 
     page.keyboard.press("3")
-    assert page.locator("#ct-wl").inner_text() == "Lung · W 1500 / L -600"
+    expect(page.locator("#ct-wl")).to_have_text("Lung · W 1500 / L -600")
     shown = page.locator('.ct-viewport [data-role="wl"]').all_inner_texts()
     assert shown == ["W 1500 L -600"] * 4
     assert page.evaluate("Array.from(ctViewer.viewports[0].pixels.slice(0, 4000))") != first_pixels
 
     page.keyboard.press("2")
-    assert page.locator("#ct-wl").inner_text() == "Liver · W 150 / L 90"
+    expect(page.locator("#ct-wl")).to_have_text("Liver · W 150 / L 90")
     page.keyboard.press("4")
-    assert page.locator("#ct-wl").inner_text() == "Bone · W 2500 / L 480"
+    expect(page.locator("#ct-wl")).to_have_text("Bone · W 2500 / L 480")
     page.keyboard.press("5")
-    assert page.locator("#ct-wl").inner_text() == "Brain · W 80 / L 40"
+    expect(page.locator("#ct-wl")).to_have_text("Brain · W 80 / L 40")
     page.keyboard.press("1")
-    assert page.locator("#ct-wl").inner_text() == "Soft tissue · W 400 / L 40"
+    expect(page.locator("#ct-wl")).to_have_text("Soft tissue · W 400 / L 40")
     assert page.locator('button[data-preset="Soft tissue"]').get_attribute("class") == "on"
 
 
@@ -142,7 +143,7 @@ def test_a_drawn_3d_box_is_saved_and_found_after_reload_with_its_mm_corners(
     for _ in range(3):
         page.keyboard.press("ArrowDown")
     page.keyboard.press("l")
-    assert page.locator("#box-last").input_value() == str(first_z + 4)
+    expect(page.locator("#box-last")).to_have_value(str(first_z + 4))
     page.locator("#box-label").select_option("tumor")
     page.click("#box-save")
     page.wait_for_selector("#box-status:has-text('Saved.')")
@@ -175,7 +176,8 @@ def test_a_drawn_3d_box_is_saved_and_found_after_reload_with_its_mm_corners(
 
     # The reviewer's box is their proposal: accepting it is adjudication's or a curator's.
     row.locator("button").click()
-    assert page.locator("#box-accept").is_hidden() and page.locator("#box-reject").is_hidden()
+    expect(page.locator("#box-accept")).to_be_hidden()
+    expect(page.locator("#box-reject")).to_be_hidden()
     page.keyboard.press("a")
     box.refresh_from_db()
     assert (box.state, box.version) == ("proposed", 1)

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations.models import Item, ItemRevision, Review, Volume
 from annotations.services.cases import gastricx_import
@@ -60,11 +61,12 @@ def test_a_reviewer_edits_a_report_beside_the_ct_and_the_adjudicator_reads_the_d
     assert flag.count() == 1 and flag.is_visible() and "high" in flag.inner_text()
     assert page.is_visible("[data-case-reports]")  # the case's other reports
     page.keyboard.press("2")  # a window preset on a case page, never a verdict
-    assert page.locator("[data-review-form]").get_attribute("data-mode") == "view"
+    expect(page.locator("[data-review-form]")).to_have_attribute("data-mode", "view")
 
     page.click("[data-review-form] [data-mode-set=edit]")
     editor = page.locator("textarea[name=reference]")
-    assert editor.is_visible() and editor.input_value() == original
+    expect(editor).to_be_visible()
+    expect(editor).to_have_value(original)
     editor.fill(f"{original}\n{ADDED}")
     screenshot(page, "gastric_review_edit")
     page.screenshot(path=str(DOCS / "gastric-review.png"), full_page=False)
@@ -139,7 +141,7 @@ def test_a_reviewer_corrects_a_tumor_box_by_drawing_it_in_the_viewer(
     # Asked before a box is selected, the form says what to do and keeps the imported box.
     page.click("[data-review-form] [data-mode-set=edit]")
     page.click("[data-box-use]")
-    assert "Select or draw a box" in page.locator("[data-box-use-status]").inner_text()
+    expect(page.locator("[data-box-use-status]")).to_contain_text("Select or draw a box")
     assert page.locator("input[name=x0]").input_value() == str(item.target["voxel"][0])
 
     # Draw the tumor's extent on the venous phase with the box tool, then use it.
@@ -152,7 +154,7 @@ def test_a_reviewer_corrects_a_tumor_box_by_drawing_it_in_the_viewer(
     page.wait_for_selector("#box-status:has-text('Saved.')")
     page.click("[data-review-form] [data-mode-set=edit]")
     page.click("[data-box-use]")
-    assert page.locator("[data-box-use-status]").inner_text() == "Filled from the selected box."
+    expect(page.locator("[data-box-use-status]")).to_have_text("Filled from the selected box.")
     fields = [page.locator(f"input[name={name}]").input_value() for name in BOX_FIELDS]
     assert fields == [str(v) for v in (10, 10, z, 20, 18, z + 1)]
     page.click("[data-review-form] button[data-verdict=edit]")

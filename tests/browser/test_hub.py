@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations.models import Benchmark, Item, ItemKind, ItemStatus
 from annotations.services.imports import benchmark_import
@@ -121,8 +122,10 @@ def test_an_import_through_the_form_ends_on_assign_reviewers(
     page.select_option("#id_family", "endobench")
     page.set_input_files("#id_file", str(good))
     page.click("form[data-import-form] button[type=submit]")
-    assert "already exists" in page.inner_text("form[data-import-form]")
-    assert "endo-good.tsv" in page.inner_text("[data-kept-file]")  # no need to choose it again
+    expect(page.locator("form[data-import-form]")).to_contain_text("already exists")
+    expect(page.locator("[data-kept-file]")).to_contain_text(
+        "endo-good.tsv"
+    )  # no need to choose it again
     page.fill("#id_name", "endo-web")
     page.click("form[data-import-form] button[type=submit]")
     page.wait_for_selector("[data-imported]")

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations.models import Box, BoxRevision
 from annotations.services import boxes as box_services
@@ -227,7 +228,7 @@ def test_a_reviewer_draws_moves_resizes_relabels_deletes_and_undoes_a_box(
     assert saved(6).state == "withdrawn"
     assert page.locator(".img-box").count() == 0
     page.locator('[data-filter="state"]').select_option("withdrawn")
-    assert page.locator("[data-box-count]").inner_text() == "1 of 1 boxes"
+    expect(page.locator("[data-box-count]")).to_have_text("1 of 1 boxes")
     page.locator('[data-filter="state"]').select_option("")
     screenshot(page, "review_box_withdrawn")
 
@@ -278,4 +279,4 @@ def test_another_reviewers_box_is_hidden_and_an_imported_one_is_selectable_but_n
     theirs.refresh_from_db()
     assert (theirs.voxel, theirs.version, theirs.state) == ([300, 100, 420, 220], 1, "proposed")
     page.locator('[data-filter="author"]').select_option(people["reviewer2"].username)
-    assert page.locator(".box-row").count() == 1
+    expect(page.locator(".box-row")).to_have_count(1)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations.models import Item, Prediction, Review, Run, RunKind, RunStatus
 from annotations.services.degrade import benchmark_degrade
@@ -74,13 +75,13 @@ def test_zoom_and_pan_on_one_side_moves_the_other(page, live_server, login, pair
     assert (round(x1 - x0), round(y1 - y0)) == (-80, -50)
 
     page.keyboard.press("d")
-    assert page.locator("[data-diff-canvas]").is_visible()
-    assert page.locator("[data-diff-toggle]").get_attribute("aria-pressed") == "true"
+    expect(page.locator("[data-diff-canvas]")).to_be_visible()
+    expect(page.locator("[data-diff-toggle]")).to_have_attribute("aria-pressed", "true")
     canvas_transform = page.eval_on_selector("[data-diff-canvas]", "c => c.style.transform")
     assert canvas_transform == panned[0]  # the difference follows the same zoom and pan
     screenshot(page, "pair_difference")
     page.keyboard.press("d")
-    assert not page.locator("[data-diff-canvas]").is_visible()
+    expect(page.locator("[data-diff-canvas]")).to_be_hidden()
     page.keyboard.press("0")
     screenshot(page, "pair_review")
 
@@ -161,9 +162,9 @@ def test_a_curator_sees_what_degradation_would_start_from(page, live_server, log
     page.goto(live_server.url + "/pairs/")
     page.click("tr:has-text('medq') >> text=Degrade")
     page.click("[data-check-none]")
-    assert page.locator("input[name=kinds]:checked").count() == 0
+    expect(page.locator("input[name=kinds]:checked")).to_have_count(0)
     page.click("[data-check-all]")
-    assert page.locator("input[name=kinds]:checked").count() == 18
+    expect(page.locator("input[name=kinds]:checked")).to_have_count(18)
     # The twins made so far, by kind: named in words, not by their raw id.
     aside = page.inner_text("aside")
     assert "Gaussian noise" in aside and "gaussian_noise" not in aside

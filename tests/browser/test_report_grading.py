@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations.models import Grade
 from annotations.services.review import assignments_create
@@ -60,7 +61,7 @@ def test_a_grader_grades_two_generated_reports_blind(page, live_server, login):
     page.select_option("#id_run_a", str(alpha.pk))
     page.select_option("#id_run_b", str(beta.pk))
     page.click("#new-session-form button[type=submit]")
-    assert page.locator("table.sessions tbody tr").count() == 1
+    expect(page.locator("table.sessions tbody tr")).to_have_count(1)
     page.click("text=Log out")
     page.wait_for_url(re.compile(r".*/login/.*"))
 

@@ -4,6 +4,7 @@ confusion matrix, the prompts per task; and the leaderboard of one task."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations.selectors.cases import memmaps
 from annotations.services import runs as run_services
@@ -34,7 +35,7 @@ def test_the_run_page_shows_the_scores_of_every_task(page, live_server, login, s
     assert "0.750" in classification.inner_text()
     assert page.locator('[data-testid="confusion-t"] td.diag').count() == 4
     page.locator(".task-prompts summary").click()
-    assert page.locator('pre.prompt[data-task="localization"]').is_visible()
+    expect(page.locator('pre.prompt[data-task="localization"]')).to_be_visible()
     screenshot(page, "run_tasks")
     page.goto(f"{live_server.url}/benchmarks/gx-run-page/leaderboard/?task=retrieval")
     assert page.locator('[data-testid="task-leaderboard"] tbody tr').count() == 1

@@ -17,6 +17,7 @@ import threading
 
 import pytest
 from django.db import connection
+from playwright.sync_api import expect
 
 from annotations.models import Grade, Run, RunStatus
 from annotations.services.review import assignments_create
@@ -116,7 +117,7 @@ def test_baseline_runs_blind_grading_and_ratings(page, live_server, login, worke
     page.select_option("#id_run_a", str(first.pk))
     page.select_option("#id_run_b", str(second.pk))
     page.click("#new-session-form button[type=submit]")
-    assert page.locator("table.sessions tbody tr").count() == 1
+    expect(page.locator("table.sessions tbody tr")).to_have_count(1)
     screenshot(page, "grading_sessions")
     logout(page)
     # The reviewer reviews this benchmark: its grading sessions are in their scope.

@@ -82,7 +82,9 @@ class HubTest(AccessTestCase):
         review(self.items[0], self.people["reviewer2"], "reject", reason="ambiguous")
         response = self.page("adjudicator", self.url)
         self.assertIn("adjudicate", actions(response))
-        self.assertContains(response, "1 disputed")
+        # The disputes this adjudicator may settle, in this benchmark's own dispute list.
+        self.assertContains(response, "1 for you to settle")
+        self.assertContains(response, reverse("adjudication") + "?benchmark=hubbed")
         self.assertNotIn("assign", actions(response))
 
     def test_a_curator_answering_a_baseline_loses_the_pages_made_of_answers(self):
