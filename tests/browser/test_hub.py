@@ -88,9 +88,22 @@ def test_a_reviewer_sees_their_work_and_no_curating_action(page, live_server, lo
     login("alice")
     page.goto(f"{live_server.url}/benchmarks/endobench-demo/")
     page.wait_for_selector("[data-hub-mine]")
-    mine = endo.items.filter(assignments__reviewer__username="alice").count()
+    # Open as the queue counts it: her item assignments still in review (pairs apart).
+    mine = endo.items.filter(
+        assignments__reviewer__username="alice",
+        assignments__pair=False,
+        status=ItemStatus.IN_REVIEW,
+    ).count()
+    assert mine > 0
     assert f"{mine} open · 0 done" in page.inner_text("[data-hub-mine]")
     assert page.is_visible("[data-action=review]")
+    page.click("[data-action=review]")
+    page.wait_for_url("**/review/items/*/")
+    shown = page.locator(".work-where a.strong")
+    expect(shown).to_have_text("endobench-demo")  # the benchmark's own queue
+    expect(page.locator("[data-progress]")).to_contain_text(f"0 / {mine}")
+    page.go_back()
+    page.wait_for_selector("[data-hub-mine]")
     for key in ("assign", "baseline-open", "import", "releases", "release-new", "runs", "triage"):
         assert page.locator(f"[data-action={key}]").count() == 0, key
     assert page.locator("[data-reviewer-load]").count() == 0
