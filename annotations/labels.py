@@ -151,6 +151,10 @@ IMPORT_PROBLEM_LABELS = {
     "missing_image_column": _("The file has neither an image column nor an image_path column."),
     "empty_file": _("The file is empty: it has no header row."),
     "no_items": _("The file holds no item."),
+    "no_case_json": _(
+        "No case.json found: a Gastric-X archive holds one folder per case, each with its "
+        "case.json (the case's reports, indicators and questions), its CT and its endoscopy image."
+    ),
     "cell_count": _(
         "This row has another number of cells than the header (a tab too many or too few?)."
     ),
