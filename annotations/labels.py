@@ -183,13 +183,27 @@ IMPORT_PROBLEM_LABELS = {
 _ZIP_CODES = frozenset({"unsafe_zip_entry", "zip_too_large"})
 
 
-def import_problem(problem: dict | str) -> dict[str, str]:
+def tabular(file_name: str) -> bool:
+    """Whether the imported file is a table whose first line is its header (TSV)."""
+    return file_name.lower().endswith((".tsv", ".csv", ".txt"))
+
+
+def import_problem(problem: dict | str, *, file_name: str = "") -> dict[str, str]:
     """A stored import problem (a job's report) as `where`, `text` (in the reader's language)
-    and `detail` (what the reader found, in the file's terms)."""
+    and `detail` (what the reader found, in the file's terms). In a table (`file_name` a TSV) a
+    row is named by its line in the file, as an editor shows it: data row 3 is line 4."""
     if isinstance(problem, str):  # jobs stored before problems had codes
         return {"where": "", "text": problem, "detail": "", "code": ""}
     row, column, code = problem.get("row", 0), problem.get("column"), problem.get("code", "")
-    if row:
+    if row and tabular(file_name):
+        where = _("Line %(line)s (row %(row)s)") % {"line": row + 1, "row": row}
+        if column:
+            where = _("Line %(line)s (row %(row)s), column “%(column)s”") % {
+                "line": row + 1,
+                "row": row,
+                "column": column,
+            }
+    elif row:
         where = _("Row %(row)s") % {"row": row}
         if column:
             where = _("Row %(row)s, column “%(column)s”") % {"row": row, "column": column}

@@ -155,7 +155,7 @@ def test_an_import_through_the_form_ends_on_assign_reviewers(
     page.click("form[data-import-form] button[type=submit]")
     page.wait_for_selector("ul.problems li")
     problem = page.inner_text("ul.problems li")
-    assert problem.startswith("Row 2, column “image”:")
+    assert problem.startswith("Line 3 (row 2), column “image”:")  # the file's line
     assert "neither a valid base64 image nor the index of another row" in problem
     screenshot(page, "import_problems")
     shutil.rmtree(tmp_path, ignore_errors=True)
