@@ -83,7 +83,7 @@ def hub_actions(user: Any, hub: hub_selectors.Hub, *, gold_visible: bool) -> lis
     if curator:
         if gold_visible:
             note = _("%(n)d model runs") % {"n": hub.runs}
-            url = f"{reverse('runs')}?benchmark={hub.benchmark.pk}"
+            url = f"{reverse('runs')}?benchmark={name}"  # the form's benchmark, by name
             models.append(Action(_("Run a model"), url, note, key="runs"))
             url = reverse("leaderboard", args=[name])
             models.append(Action(_("Leaderboard"), url, key="leaderboard"))

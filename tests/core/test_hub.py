@@ -155,3 +155,18 @@ class TopBarTest(AccessTestCase):
     def test_the_current_page_is_marked_in_its_menu(self):
         page = self.page("everything", reverse("releases")).content.decode()
         self.assertIn(f'<a href="{reverse("releases")}" aria-current="page">', page)
+
+
+class HubRunLinkTest(AccessTestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.people = people_with_combinations()
+        cls.benchmark, _items = assigned("runfrom", [cls.people["reviewer"]], items=1, per_item=1)
+        assigned("another", [cls.people["reviewer"]], items=1, per_item=1, first_index=20)
+
+    def test_the_run_form_opened_from_a_hub_preselects_its_benchmark(self):
+        hub = self.page("curator", reverse("benchmark", args=["runfrom"]))
+        url = next(a.url for g in hub.context["groups"] for a in g.actions if a.key == "runs")
+        form = self.client.get(url).content.decode()
+        self.assertRegex(form, r'<option value="runfrom" selected>')
+        self.assertNotRegex(form, r'<option value="another" selected>')
