@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 
 from annotations.formats.taxonomy import normalise_modality
+from annotations.models.imaging import BoxLabel, Phase
 from annotations.models.item import ItemStatus
 
 FIELD_LABELS = {
@@ -89,6 +90,16 @@ def kind_label(kind: str) -> str:
 
 def task_label(task: str) -> str:
     return TASK_LABELS.get(task, task)
+
+
+def phase_label(phase: str) -> str:
+    """A CT phase in words ("non_contrast" → "Non-contrast"); an unknown one as written."""
+    return str(dict(Phase.choices).get(phase, phase))
+
+
+def box_label(label: str) -> str:
+    """A box label in words ("lymph_node" → "Lymph node"); an unknown one as written."""
+    return str(dict(BoxLabel.choices).get(label, label))
 
 
 def modality_label(modality: str) -> str:

@@ -16,7 +16,7 @@ from tests.access.helpers import (
     review,
     secret_reject,
 )
-from tests.factories import make_item, make_user
+from tests.factories import make_benchmark, make_item, make_user
 
 
 def actions(response) -> set[str]:
@@ -170,3 +170,30 @@ class HubRunLinkTest(AccessTestCase):
         form = self.client.get(url).content.decode()
         self.assertRegex(form, r'<option value="runfrom" selected>')
         self.assertNotRegex(form, r'<option value="another" selected>')
+
+
+class HumanLabelsTest(AccessTestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.people = people_with_combinations()
+        benchmark = make_benchmark("gx-labels", family="gastricx")
+        make_item(benchmark, category="tnm_classification")
+
+    def test_task_keys_read_as_words_in_english_and_chinese(self):
+        url = reverse("benchmark", args=["gx-labels"])
+        english = self.page("curator", url).content.decode()
+        self.assertIn("<td>TNM classification</td>", english)
+        self.assertIn(">TNM classification</option>", english)
+        self.assertNotIn("<td>tnm_classification</td>", english)
+        chinese = self.client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+        self.assertNotIn("<td>tnm_classification</td>", chinese)
+        self.assertNotIn("<td>TNM classification</td>", chinese)
+        self.assertIn("<td>TNM 分期</td>", chinese)
+
+    def test_phases_and_box_labels_read_as_words(self):
+        from annotations.labels import box_label, phase_label
+
+        self.assertEqual(
+            (phase_label("non_contrast"), box_label("lymph_node")), ("Non-contrast", "Lymph node")
+        )
+        self.assertEqual(phase_label("odd"), "odd")
