@@ -40,7 +40,7 @@ def stream_zip(entries: Iterable[tuple[str, Path]]) -> Iterator[bytes]:
     """The bytes of a zip holding each (name in the archive, file on disk), stored uncompressed
     (the images and TSVs are compressed already, or base64 text read by scripts)."""
     sink = _Sink()
-    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:  # type: ignore[arg-type]
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:  # type: ignore[call-overload]
         for name, path in entries:
             info = zipfile.ZipInfo.from_file(path, arcname=name)
             with path.open("rb") as source, archive.open(info, "w", force_zip64=True) as target:

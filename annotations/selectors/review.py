@@ -143,13 +143,15 @@ def assignment_counts(user, *, benchmark_id: int | None = None) -> dict[tuple[in
         item__status=ItemStatus.IN_REVIEW,
         item__benchmark__in=served.values("pk"),
     )
-    grouped = rows.values_list("item__benchmark_id", "pair").order_by()
+    grouped = rows.values("item__benchmark_id", "pair").order_by()
     grouped = grouped.annotate(
         open=Count("pk", filter=queued), done=Count("pk", filter=Q(completed_at__isnull=False))
     )
     return {
-        (benchmark, pair): Progress(done=done, total=done + open_)
-        for benchmark, pair, open_, done in grouped
+        (row["item__benchmark_id"], row["pair"]): Progress(
+            done=row["done"], total=row["done"] + row["open"]
+        )
+        for row in grouped
     }
 
 
