@@ -65,6 +65,15 @@ def test_a_correction_drawn_on_one_slice_keeps_the_box_slices(page, live_server,
     venous = page.locator('.ct-viewport[data-phase="venous"]')
     expect(venous.locator(".ct-box.before")).to_have_count(1)
     expect(venous.locator(".ct-box.draft")).to_have_count(1)
+    # Three boxes at one corner (the imported one, before, the new one): no caption covers another.
+    rects = venous.locator(".ct-box span").evaluate_all(
+        "tags => tags.map((t) => { const r = t.getBoundingClientRect();"
+        " return [r.left, r.top, r.right, r.bottom]; })"
+    )
+    assert len(rects) >= 3
+    for i, a in enumerate(rects):
+        for b in rects[i + 1 :]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
     screenshot(page, "box_3d_before_after")
 
     # Setting a slice bound explicitly changes the depth: last slice = this slice.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.urls import reverse
+from django.utils import translation
 
 from annotations.access import CURATOR, REVIEWER
 from annotations.models import Item, ItemKind, ItemStatus
@@ -185,7 +186,9 @@ class HumanLabelsTest(AccessTestCase):
         self.assertIn("<td>TNM classification</td>", english)
         self.assertIn(">TNM classification</option>", english)
         self.assertNotIn("<td>tnm_classification</td>", english)
-        chinese = self.client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+        # Inside override: the request's language must not stay active for the next tests.
+        with translation.override("zh-hans"):
+            chinese = self.client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
         self.assertNotIn("<td>tnm_classification</td>", chinese)
         self.assertNotIn("<td>TNM classification</td>", chinese)
         self.assertIn("<td>TNM 分期</td>", chinese)
