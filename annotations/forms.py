@@ -7,6 +7,7 @@ import time
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy
 
@@ -264,9 +265,19 @@ class SessionCreateForm(forms.Form):
         required=False,
         empty_label=gettext_lazy("The reference reports (reports only)"),
     )
+    graders = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        label=gettext_lazy("Graders"),
+        help_text=gettext_lazy("The clinicians who grade this session."),
+        error_messages={"required": gettext_lazy("Pick at least one grader.")},
+    )
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, graders=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        if graders is not None:
+            self.fields["graders"].queryset = graders
+            self.fields["graders"].label_from_instance = lambda user: user.get_username()
         runs = Run.objects.exclude(status=RunStatus.QUEUED).select_related("benchmark")
         for name in ("run_a", "run_b"):
             self.fields[name].queryset = runs.order_by("-pk")

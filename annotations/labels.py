@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 
 from annotations.formats.taxonomy import normalise_modality
+from annotations.models.imaging import BoxLabel, Phase
 from annotations.models.item import ItemStatus
 
 FIELD_LABELS = {
@@ -91,6 +92,16 @@ def task_label(task: str) -> str:
     return TASK_LABELS.get(task, task)
 
 
+def phase_label(phase: str) -> str:
+    """A CT phase in words ("non_contrast" → "Non-contrast"); an unknown one as written."""
+    return str(dict(Phase.choices).get(phase, phase))
+
+
+def box_label(label: str) -> str:
+    """A box label in words ("lymph_node" → "Lymph node"); an unknown one as written."""
+    return str(dict(BoxLabel.choices).get(label, label))
+
+
 def modality_label(modality: str) -> str:
     """The modality in the reader's language, for any spelling the importer accepts."""
     canonical = normalise_modality(modality or "")
@@ -151,6 +162,10 @@ IMPORT_PROBLEM_LABELS = {
     "missing_image_column": _("The file has neither an image column nor an image_path column."),
     "empty_file": _("The file is empty: it has no header row."),
     "no_items": _("The file holds no item."),
+    "no_case_json": _(
+        "No case.json found: a Gastric-X archive holds one folder per case, each with its "
+        "case.json (the case's reports, indicators and questions), its CT and its endoscopy image."
+    ),
     "cell_count": _(
         "This row has another number of cells than the header (a tab too many or too few?)."
     ),
@@ -179,13 +194,27 @@ IMPORT_PROBLEM_LABELS = {
 _ZIP_CODES = frozenset({"unsafe_zip_entry", "zip_too_large"})
 
 
-def import_problem(problem: dict | str) -> dict[str, str]:
+def tabular(file_name: str) -> bool:
+    """Whether the imported file is a table whose first line is its header (TSV)."""
+    return file_name.lower().endswith((".tsv", ".csv", ".txt"))
+
+
+def import_problem(problem: dict | str, *, file_name: str = "") -> dict[str, str]:
     """A stored import problem (a job's report) as `where`, `text` (in the reader's language)
-    and `detail` (what the reader found, in the file's terms)."""
+    and `detail` (what the reader found, in the file's terms). In a table (`file_name` a TSV) a
+    row is named by its line in the file, as an editor shows it: data row 3 is line 4."""
     if isinstance(problem, str):  # jobs stored before problems had codes
         return {"where": "", "text": problem, "detail": "", "code": ""}
     row, column, code = problem.get("row", 0), problem.get("column"), problem.get("code", "")
-    if row:
+    if row and tabular(file_name):
+        where = _("Line %(line)s (row %(row)s)") % {"line": row + 1, "row": row}
+        if column:
+            where = _("Line %(line)s (row %(row)s), column “%(column)s”") % {
+                "line": row + 1,
+                "row": row,
+                "column": column,
+            }
+    elif row:
         where = _("Row %(row)s") % {"row": row}
         if column:
             where = _("Row %(row)s, column “%(column)s”") % {"row": row, "column": column}

@@ -118,6 +118,7 @@ urlpatterns = [
     path("releases/<int:pk>/", release_views.release_detail, name="release"),
     path("releases/<int:pk>/retry/", release_views.release_retry, name="release-retry"),
     path("releases/<int:pk>/diff/", release_views.release_diff, name="release-diff"),
+    path("releases/<int:pk>/archive.zip", release_views.release_archive, name="release-archive"),
     path(
         "releases/<int:pk>/files/<str:filename>",
         release_views.release_download,

@@ -33,12 +33,13 @@ def job_report(job: Job) -> dict[str, Any]:
     reader's language beside their `row`, `column`, `code` and `reason`."""
     report = dict(job.result) if isinstance(job.result, dict) else {}
     if report.get("problems"):
-        report["problems"] = [_problem(problem) for problem in report["problems"]]
+        file_name = (job.params or {}).get("file_name", "")
+        report["problems"] = [_problem(problem, file_name) for problem in report["problems"]]
     return report
 
 
-def _problem(problem: dict | str) -> dict[str, Any]:
-    shown = import_problem(problem)
+def _problem(problem: dict | str, file_name: str) -> dict[str, Any]:
+    shown = import_problem(problem, file_name=file_name)
     stored = problem if isinstance(problem, dict) else {"reason": problem}
     return {**stored, "where": shown["where"], "message": shown["text"]}
 
@@ -131,7 +132,7 @@ class ImportCreateApi(APIView):
             )
         except ImportFailed as error:
             upload_discard(stored=stored)
-            problems = [_problem(asdict(problem)) for problem in error.problems]
+            problems = [_problem(asdict(problem), stored.name) for problem in error.problems]
             report = {"problems": problems, "problems_total": len(problems)}
             return _refused(str(error), error.code, report)
         except DomainError:

@@ -16,6 +16,9 @@ from annotations.formats.vlmeval import McqRow, McqTsvReader, answer_problem
 from annotations.imaging.images import ImageError, ImageInfo, prepare_image
 
 TAXONOMY_FIELDS = ("category", "task", "subtask", "scene", "dataset")
+# The columns an EndoBench TSV must have. Its option columns run A–F, E and F mostly empty, but a
+# file of four options (A–D, as VLMEvalKit's own MCQ files) is the same benchmark: the option
+# columns are read as VLMEvalKit reads them, however many there are.
 ENDOBENCH_TSV_COLUMNS = (
     "index",
     "question",
@@ -24,10 +27,6 @@ ENDOBENCH_TSV_COLUMNS = (
     "gt",
     "A",
     "B",
-    "C",
-    "D",
-    "E",
-    "F",
 )
 _JSON_REQUIRED_KEYS = ("question", "options", "answer", "image_path")
 JSON_KEYS = ("id", "question", "options", "answer", "gt", *TAXONOMY_FIELDS, "image_path")

@@ -187,7 +187,8 @@ def _case_folders(root: Path) -> list[Path]:
     if not any((p / "case.json").is_file() for p in subfolders) and len(subfolders) == 1:
         return _case_folders(subfolders[0])
     if not any((p / "case.json").is_file() for p in subfolders):
-        raise FormatError(RowProblem(0, None, "no case folders (CASE/case.json) found", "no_items"))
+        reason = "no case folders (CASE/case.json) found"
+        raise FormatError(RowProblem(0, None, reason, "no_case_json"))
     return subfolders
 
 

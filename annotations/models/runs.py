@@ -210,6 +210,11 @@ class GradingSession(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # The clinicians the curator asked to grade; none (sessions made before the choice, or
+    # through the API without one): every clinician in the benchmark's scope.
+    graders = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="grading_sessions"
+    )
 
 
 class Preference(models.TextChoices):

@@ -9,20 +9,35 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Case, Count, IntegerField, OuterRef, Q, QuerySet, Subquery, When
+from django.contrib.auth import get_user_model
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    When,
+)
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext as _
 
+from annotations.access import ADJUDICATOR, REVIEWER
 from annotations.charts import rating_chart
 from annotations.models import (
+    Adjudication,
     Benchmark,
     Grade,
     GradingSession,
     GradingTask,
     Item,
     ItemKind,
+    ItemRevision,
     Prediction,
     Preference,
+    Review,
     Run,
 )
 from annotations.scoring import (
@@ -32,7 +47,7 @@ from annotations.scoring import (
     weighted_kappa,
     win_rate_matrix,
 )
-from annotations.selectors.visibility import in_scope
+from annotations.selectors.visibility import gradable_by, in_scope
 
 
 def grading_shared_items(session: GradingSession) -> QuerySet[Item]:
@@ -48,6 +63,31 @@ def grading_shared_items(session: GradingSession) -> QuerySet[Item]:
     if session.task == GradingTask.REPORTS:
         items = items.filter(kind=ItemKind.OPEN)
     return items.order_by("source_index", "pk")
+
+
+def written_by(grader: Any) -> Q:
+    """Items whose text `grader` wrote: a new version they made (an edit, an adjudication or a
+    curator's revision), or an edit they proposed in a review."""
+    return Q(
+        Exists(ItemRevision.objects.filter(item=OuterRef("pk"), author=grader, version__gt=1))
+        | Exists(Adjudication.objects.filter(item=OuterRef("pk"), adjudicator=grader))
+        | Exists(Review.objects.filter(item=OuterRef("pk"), reviewer=grader, verdict="edit"))
+    )
+
+
+def grading_items_for(session: GradingSession, grader: Any) -> QuerySet[Item]:
+    """The shared items `grader` grades: against the reference, never an item whose reference
+    is (in part) their own text, since one side of the page would be their own writing."""
+    items = grading_shared_items(session)
+    if session.run_b_id is None:
+        items = items.exclude(written_by(grader))
+    return items
+
+
+def grader_choices() -> QuerySet:
+    """The clinicians a curator may name as graders: reviewers and adjudicators, by name."""
+    users = get_user_model().objects.filter(groups__name__in=[REVIEWER, ADJUDICATOR])
+    return users.distinct().order_by("username")
 
 
 @dataclass
@@ -83,9 +123,11 @@ def grading_sessions(*, viewer: Any, grader: Any = None) -> list[GradingProgress
         default=count(paired),
     )
     graded_filter = Q(grades__grader=grader) if grader is not None else Q()
+    scoped = in_scope(GradingSession.objects.all(), viewer, benchmark_path="run_a__benchmark")
+    if grader is not None:
+        scoped = gradable_by(scoped, grader)
     sessions = (
-        in_scope(GradingSession.objects.all(), viewer, benchmark_path="run_a__benchmark")
-        .select_related("run_a__benchmark", "run_b")
+        scoped.select_related("run_a__benchmark", "run_b")
         .annotate(graded=Count("grades", filter=graded_filter), shared=shared)
         .order_by("-pk")
     )
@@ -94,14 +136,14 @@ def grading_sessions(*, viewer: Any, grader: Any = None) -> list[GradingProgress
 
 def grading_progress(*, session: GradingSession, grader: Any) -> GradingProgress:
     graded = Grade.objects.filter(session=session, grader=grader).count()
-    return GradingProgress(session, grading_shared_items(session).count(), graded)
+    return GradingProgress(session, grading_items_for(session, grader).count(), graded)
 
 
 def grading_next_item(*, session: GradingSession, grader: Any) -> Item | None:
     """The first shared item this grader has not graded yet, with its images."""
     graded = Grade.objects.filter(session=session, grader=grader).values("item_id")
     return (
-        grading_shared_items(session)
+        grading_items_for(session, grader)
         .exclude(pk__in=graded)
         .select_related("benchmark")
         .prefetch_related("item_images__image")

@@ -15,7 +15,6 @@ from django.db.models.functions import Coalesce
 
 from annotations.access import CURATOR, REVIEWER, has_role
 from annotations.models import (
-    Assignment,
     Benchmark,
     Case,
     Item,
@@ -26,6 +25,7 @@ from annotations.models import (
     RunKind,
 )
 from annotations.models.item import CURATED_STATUSES
+from annotations.selectors.work import work_on
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise
@@ -43,8 +43,10 @@ class Hub:
     benchmark: Benchmark
     by_status: dict[str, int] = field(default_factory=dict)
     by_kind: dict[str, int] = field(default_factory=dict)
-    mine_open: int = 0
+    mine_open: int = 0  # items in my review queue here (the queue's own count)
     mine_done: int = 0
+    pairs_open: int = 0
+    to_settle: int = 0  # disputes here I may settle
     cases: int = 0
     twins: int = 0
     runs: int = 0
@@ -103,8 +105,9 @@ def _count(queryset) -> Coalesce:
 
 
 def benchmark_hub(user: Any, benchmark: Benchmark) -> Hub:
-    """The hub of `benchmark` as `user` sees it, in a fixed number of queries (three, four for
-    a reviewer, five with the reviewers' load for a curator) whatever the size."""
+    """The hub of `benchmark` as `user` sees it, in a fixed number of queries (two, one more for
+    a reviewer, one more for an adjudicator, one more with the reviewers' load for a curator)
+    whatever the size. The user's open work is counted as the queues count it (selectors.work)."""
     hub = Hub(benchmark=benchmark)
     items = Item.objects.filter(benchmark=benchmark).values("status", "kind").order_by()
     rows = items.annotate(n=Count("id"), twins=Count("id", filter=Q(clean_twin__isnull=False)))
@@ -112,12 +115,9 @@ def benchmark_hub(user: Any, benchmark: Benchmark) -> Hub:
         hub.by_status[row["status"]] = hub.by_status.get(row["status"], 0) + row["n"]
         hub.by_kind[row["kind"]] = hub.by_kind.get(row["kind"], 0) + row["n"]
         hub.twins += row["twins"]
-    if has_role(user, REVIEWER):
-        mine = Assignment.objects.filter(reviewer=user, item__benchmark=benchmark).aggregate(
-            open=Count("id", filter=Q(completed_at__isnull=True)),
-            done=Count("id", filter=Q(completed_at__isnull=False)),
-        )
-        hub.mine_open, hub.mine_done = mine["open"], mine["done"]
+    work = work_on(user, benchmark.pk)
+    hub.mine_open, hub.mine_done = work.review_open, work.review_done
+    hub.pairs_open, hub.to_settle = work.pairs_open, work.disputes
     counts = Benchmark.objects.filter(pk=benchmark.pk).values(
         n_cases=_count(Case.objects.all()),
         n_runs=_count(Run.objects.exclude(kind=RunKind.HUMAN)),

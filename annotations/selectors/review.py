@@ -108,9 +108,15 @@ def next_in_queue(open_rows: QuerySet, *, after: int | None = None) -> Assignmen
     return ordered.first()
 
 
-def queue_next(user, *, after: int | None = None) -> Assignment | None:
-    """The reviewer's next item to review (degraded twins go to the pair review page)."""
-    return next_in_queue(open_assignments(user).filter(pair=False), after=after)
+def queue_next(
+    user, *, after: int | None = None, benchmark_id: int | None = None
+) -> Assignment | None:
+    """The reviewer's next item to review (degraded twins go to the pair review page), in one
+    benchmark's queue when `benchmark_id` is given."""
+    rows = open_assignments(user).filter(pair=False)
+    if benchmark_id is not None:
+        rows = rows.filter(item__benchmark_id=benchmark_id)
+    return next_in_queue(rows, after=after)
 
 
 def queue_counts(user, *, pair: bool) -> Progress:
@@ -124,6 +130,37 @@ def queue_progress(user) -> Progress:
     return queue_counts(user, pair=False)
 
 
+def assignment_counts(user, *, benchmark_id: int | None = None) -> dict[tuple[int, bool], Progress]:
+    """The reviewer's (done, total) by (benchmark id, pair), in one query: "open" is what the
+    queues serve (an open assignment of an item still in review, its gold not hidden), so the
+    hub, the landing page and the queue's progress read one number."""
+    rows = Assignment.objects.filter(reviewer=user)
+    if benchmark_id is not None:
+        rows = rows.filter(item__benchmark_id=benchmark_id)
+    served = visibility.without_gold_hidden(Benchmark.objects.all(), user, benchmark_path="pk")
+    queued = Q(
+        completed_at__isnull=True,
+        item__status=ItemStatus.IN_REVIEW,
+        item__benchmark__in=served.values("pk"),
+    )
+    grouped = rows.values("item__benchmark_id", "pair").order_by()
+    grouped = grouped.annotate(
+        open=Count("pk", filter=queued), done=Count("pk", filter=Q(completed_at__isnull=False))
+    )
+    return {
+        (row["item__benchmark_id"], row["pair"]): Progress(
+            done=row["done"], total=row["done"] + row["open"]
+        )
+        for row in grouped
+    }
+
+
+def benchmark_progress(user, benchmark_id: int) -> Progress:
+    """The progress of the reviewer's queue on one benchmark (items, pairs apart)."""
+    counts = assignment_counts(user, benchmark_id=benchmark_id)
+    return counts.get((benchmark_id, False), Progress(done=0, total=0))
+
+
 @dataclass
 class ReviewPage:
     item: Item
@@ -133,12 +170,13 @@ class ReviewPage:
     can_change: bool = False  # my review may still change: no other review of it is in
 
 
-def review_page(user, pk: int) -> ReviewPage:
+def review_page(user, pk: int, *, queue_benchmark: int | None = None) -> ReviewPage:
     """An item assigned to `user`, with its images and the user's own review: 404 otherwise;
     403 while the user answers a human baseline of its benchmark (the page shows the gold).
 
     Only the viewer's own review is loaded, never another reviewer's (blinding): whether any
-    other review of this version is in comes as one boolean, in the same query.
+    other review of this version is in comes as one boolean, in the same query. The progress is
+    that of the benchmark's queue when the reviewer works in `queue_benchmark`'s.
     """
     others_in = Review.objects.filter(
         item=OuterRef("item_id"), item_version=OuterRef("item__version")
@@ -174,7 +212,9 @@ def review_page(user, pk: int) -> ReviewPage:
         item=item,
         assignment=assignment,
         review=own,
-        progress=queue_progress(user),
+        progress=queue_progress(user)
+        if queue_benchmark != item.benchmark_id
+        else benchmark_progress(user, item.benchmark_id),
         can_change=can_change,
     )
 
@@ -204,15 +244,18 @@ def _reviewed_by(user) -> Exists:
     return Exists(Review.objects.filter(item=OuterRef("pk"), reviewer=user))
 
 
-def adjudication_queue(user) -> QuerySet:
-    """Disputed items `user` may settle (never one they reviewed), oldest dispute first."""
-    return _disputed(user).exclude(_reviewed_by(user))
+def adjudication_queue(user, *, benchmark_id: int | None = None) -> QuerySet:
+    """Disputed items `user` may settle (never one they reviewed), oldest dispute first; of
+    one benchmark when `benchmark_id` is given."""
+    queue = _disputed(user).exclude(_reviewed_by(user))
+    return queue if benchmark_id is None else queue.filter(benchmark_id=benchmark_id)
 
 
-def adjudication_overview(user) -> QuerySet:
+def adjudication_overview(user, *, benchmark_id: int | None = None) -> QuerySet:
     """Every disputed item `user` may see, each with `reviewed_by_me`: those another
     adjudicator must settle."""
-    return _disputed(user).annotate(reviewed_by_me=_reviewed_by(user))
+    disputes = _disputed(user).annotate(reviewed_by_me=_reviewed_by(user))
+    return disputes if benchmark_id is None else disputes.filter(benchmark_id=benchmark_id)
 
 
 def review_may_change(user, item: Item) -> bool:
@@ -236,7 +279,7 @@ class AdjudicationPage:
     remaining: int
 
 
-def adjudication_page(user, pk: int) -> AdjudicationPage:
+def adjudication_page(user, pk: int, *, queue_benchmark: int | None = None) -> AdjudicationPage:
     """A disputed item with its two reviews: 404 outside `user`'s scope, 403 while the item's
     reviews are hidden from them (blinding)."""
     # A degraded twin is adjudicated beside its clean image, as it was reviewed.
@@ -253,7 +296,8 @@ def adjudication_page(user, pk: int) -> AdjudicationPage:
     visibility.check_reviews_visible(user, item, assignments=assignments)
     slots = {reviewer: slot for reviewer, slot, _completed_at in rows}
     current = [r for r in item_reviews(item, slots=slots) if r.item_version == item.version]
-    remaining = adjudication_queue(user).count()
+    scope = queue_benchmark if queue_benchmark == item.benchmark_id else None
+    remaining = adjudication_queue(user, benchmark_id=scope).count()
     return AdjudicationPage(
         item=item,
         review_a=current[0] if current else None,

@@ -188,6 +188,12 @@ def get_release_for_user_or_404(user: Any, pk: int, queryset: QuerySet | None = 
     return _get_or_404(queryset, user, "benchmark", pk=pk)
 
 
+def gradable_by(queryset: QuerySet, user: Any) -> QuerySet:
+    """Grading sessions `user` may grade: those whose curator named them, or named nobody."""
+    chosen = GradingSession.graders.through.objects.filter(gradingsession_id=OuterRef("pk"))
+    return queryset.filter(~Exists(chosen) | Exists(chosen.filter(user_id=user.pk)))
+
+
 def get_grading_session_for_user_or_404(
     user: Any, pk: int, queryset: QuerySet | None = None
 ) -> GradingSession:

@@ -20,7 +20,7 @@ from annotations.models import (
     Run,
     RunStatus,
 )
-from annotations.selectors.grading import grading_item_predictions
+from annotations.selectors.grading import grading_item_predictions, written_by
 from annotations.services.errors import DomainError
 
 RUBRIC_CRITERIA = ("completeness", "preciseness", "consistency", "accuracy")
@@ -46,11 +46,12 @@ def rubric_scores(session: GradingSession) -> dict[str, tuple[int, ...]]:
 
 @transaction.atomic
 def grading_session_create(
-    *, run_a: Run, run_b: Run | None, created_by: Any, task: str = ""
+    *, run_a: Run, run_b: Run | None, created_by: Any, task: str = "", graders: Any = None
 ) -> GradingSession:
     """A session comparing two started runs of one benchmark, item by item; a report session
     (`task="report_generation"`) compares their generated reports, or, without run B, run A's
-    reports with the reference reports."""
+    reports with the reference reports. `graders`: the clinicians who grade it (none: every
+    clinician in the benchmark's scope)."""
     if task not in GradingTask.values:
         raise DomainError(_("Unknown grading task."))
     if run_b is None and task != GradingTask.REPORTS:
@@ -66,7 +67,12 @@ def grading_session_create(
         and not Prediction.objects.filter(run=run_a, item__kind=ItemKind.OPEN, error="").exists()
     ):
         raise DomainError(_("Run A has generated no report."))
-    return GradingSession.objects.create(run_a=run_a, run_b=run_b, task=task, created_by=created_by)
+    session = GradingSession.objects.create(
+        run_a=run_a, run_b=run_b, task=task, created_by=created_by
+    )
+    if graders:
+        session.graders.set(graders)
+    return session
 
 
 def grade_run_a_on_left(*, session: GradingSession, item: Item, grader: Any) -> bool:
@@ -137,6 +143,8 @@ def grade_submit(
         raise DomainError(_("Both runs must have answered this item."))
     if session.task == GradingTask.REPORTS and item.kind != ItemKind.OPEN:
         raise DomainError(_("This session grades generated reports only."))
+    if session.run_b_id is None and Item.objects.filter(written_by(grader), pk=item.pk).exists():
+        raise DomainError(_("You wrote this item's reference: another clinician grades it."))
     left, right = grade_sides(session=session, item=item, grader=grader, predictions=predictions)
     try:
         with transaction.atomic():

@@ -12,7 +12,7 @@ from django_htmx.http import push_url
 
 from annotations.access import ADJUDICATOR, ROLES, role_required
 from annotations.forms import AdjudicateForm
-from annotations.models import Item, ItemKind, Review
+from annotations.models import Benchmark, Item, ItemKind, Review
 from annotations.models.item import LETTERS
 from annotations.selectors import review as selectors
 from annotations.selectors import visibility
@@ -29,6 +29,8 @@ from annotations.views.content import (
 )
 
 PAGE = "review/adjudicate.html"
+# The benchmark whose disputes the adjudicator settles (opened from its hub); none: every one.
+QUEUE_SCOPE = "adjudication_queue_benchmark"
 
 
 def review_card(review: Review | None, original: dict, label: str, kind: str) -> dict | None:
@@ -100,11 +102,21 @@ def _render(request: HttpRequest, context: dict, *, status: int = 200, url: str 
 @require_GET
 @role_required(ADJUDICATOR)
 def adjudication_list(request: HttpRequest) -> HttpResponse:
-    """Every dispute, each saying whether I may settle it (never one I reviewed)."""
-    disputes = selectors.adjudication_overview(request.user)
+    """Every dispute, each saying whether I may settle it (never one I reviewed); `?benchmark=
+    NAME` (the hub's "Adjudicate") lists that benchmark's and keeps the adjudicator in them."""
+    name = request.GET.get("benchmark", "")
+    benchmark = None
+    if name:
+        benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
+        request.session[QUEUE_SCOPE] = benchmark.pk
+    elif "page" not in request.GET:
+        request.session.pop(QUEUE_SCOPE, None)
+    scope = request.session.get(QUEUE_SCOPE)
+    disputes = selectors.adjudication_overview(request.user, benchmark_id=scope)
     page = Paginator(disputes, 50).get_page(request.GET.get("page"))
-    first = selectors.adjudication_queue(request.user).first()
-    return render(request, "review/adjudication_list.html", {"page": page, "first": first})
+    first = selectors.adjudication_queue(request.user, benchmark_id=scope).first()
+    context = {"page": page, "first": first, "benchmark": benchmark}
+    return render(request, "review/adjudication_list.html", context)
 
 
 def _own_review_refusal(request: HttpRequest, pk: int) -> HttpResponse:
@@ -125,7 +137,9 @@ def _own_review_refusal(request: HttpRequest, pk: int) -> HttpResponse:
 def adjudication_item(request: HttpRequest, pk: int) -> HttpResponse:
     if selectors.reviewed_by(request.user, Item(pk=pk)):
         return _own_review_refusal(request, pk)
-    page = selectors.adjudication_page(request.user, pk)
+    page = selectors.adjudication_page(
+        request.user, pk, queue_benchmark=request.session.get(QUEUE_SCOPE)
+    )
     if request.method == "GET":
         return _render(request, _context(page, request))
     form = AdjudicateForm(request.POST)
@@ -153,7 +167,9 @@ def adjudication_item(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _refusal(request, pk: int, error: DomainError, *, draft: dict, seen: int) -> HttpResponse:
     """A refused decision in the work area, over the item as it is now, the draft kept."""
-    page = selectors.adjudication_page(request.user, pk)
+    page = selectors.adjudication_page(
+        request.user, pk, queue_benchmark=request.session.get(QUEUE_SCOPE)
+    )
     extra = {"error": str(error), "draft": draft, "refused": True}
     if isinstance(error, ConflictError):
         extra.update(conflict=True, change=version_change(page.item, seen))
@@ -162,19 +178,28 @@ def _refusal(request, pk: int, error: DomainError, *, draft: dict, seen: int) ->
 
 
 def _next_dispute(request: HttpRequest) -> HttpResponse:
-    following = selectors.adjudication_queue(request.user).first()
+    scope = request.session.get(QUEUE_SCOPE)
+    following = selectors.adjudication_queue(request.user, benchmark_id=scope).first()
     if following is None:
-        return redirect("adjudication") if not request.htmx else _done(request)
+        return redirect(_list_url(request)) if not request.htmx else _done(request)
     url = reverse("adjudicate", args=[following.pk])
     if not request.htmx:
         return redirect(url)
-    return _render(
-        request, _context(selectors.adjudication_page(request.user, following.pk), request), url=url
-    )
+    page = selectors.adjudication_page(request.user, following.pk, queue_benchmark=scope)
+    return _render(request, _context(page, request), url=url)
+
+
+def _list_url(request: HttpRequest) -> str:
+    """The dispute list the adjudicator came from (its benchmark's, or every one's)."""
+    scope = request.session.get(QUEUE_SCOPE)
+    if scope is None:
+        return reverse("adjudication")
+    name = Benchmark.objects.filter(pk=scope).values_list("name", flat=True).first()
+    return f"{reverse('adjudication')}?benchmark={name}" if name else reverse("adjudication")
 
 
 def _done(request: HttpRequest) -> HttpResponse:
-    return _render(request, {"empty": True}, url=reverse("adjudication"))
+    return _render(request, {"empty": True}, url=_list_url(request))
 
 
 @require_GET

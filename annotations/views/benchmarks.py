@@ -42,8 +42,10 @@ def hub_actions(user: Any, hub: hub_selectors.Hub, *, gold_visible: bool) -> lis
     reviewer = has_role(user, REVIEWER)
     review: list[Action] = []
     if reviewer and hub.mine_open:
+        # The benchmark's own queue: its items only, with its own progress.
         note = _("%(n)d open for you") % {"n": hub.mine_open}
-        review.append(Action(_("Review my items"), reverse("review-queue"), note, True, "review"))
+        url = f"{reverse('review-queue')}?benchmark={name}"
+        review.append(Action(_("Review my items"), url, note, True, "review"))
     if curator:
         note = _("%(n)d pending, not yet assigned") % {"n": hub.unassigned}
         url = reverse("review-assign", args=[name])
@@ -56,9 +58,10 @@ def hub_actions(user: Any, hub: hub_selectors.Hub, *, gold_visible: bool) -> lis
     if reviewer or adjudicator:
         note = _("%(n)d on this benchmark") % {"n": hub.baselines} if hub.baselines else ""
         review.append(Action(_("My human-baseline sessions"), reverse("baseline-list"), note))
-    if adjudicator and hub.disputed:
-        note = _("%(n)d disputed") % {"n": hub.disputed}
-        review.append(Action(_("Adjudicate"), reverse("adjudication"), note, True, "adjudicate"))
+    if adjudicator and hub.to_settle:
+        note = _("%(n)d for you to settle") % {"n": hub.to_settle}
+        url = f"{reverse('adjudication')}?benchmark={name}"
+        review.append(Action(_("Adjudicate"), url, note, True, "adjudicate"))
     if hub.twins:
         note = _("%(n)d degraded twins") % {"n": hub.twins}
         review.append(Action(_("Pairs"), reverse("pairs"), note, key="pairs"))
@@ -80,7 +83,7 @@ def hub_actions(user: Any, hub: hub_selectors.Hub, *, gold_visible: bool) -> lis
     if curator:
         if gold_visible:
             note = _("%(n)d model runs") % {"n": hub.runs}
-            url = f"{reverse('runs')}?benchmark={hub.benchmark.pk}"
+            url = f"{reverse('runs')}?benchmark={name}"  # the form's benchmark, by name
             models.append(Action(_("Run a model"), url, note, key="runs"))
             url = reverse("leaderboard", args=[name])
             models.append(Action(_("Leaderboard"), url, key="leaderboard"))

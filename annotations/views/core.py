@@ -14,6 +14,7 @@ from annotations.access import ROLES, role_required
 from annotations.imaging.thumbs import THUMB_CONTENT_TYPE
 from annotations.models import Item
 from annotations.selectors import visibility
+from annotations.selectors.work import open_work
 from annotations.services.thumbnails import THUMB_SIZES, thumbnail_get_or_create
 
 
@@ -21,7 +22,11 @@ from annotations.services.thumbnails import THUMB_SIZES, thumbnail_get_or_create
 @role_required(*ROLES)
 def dashboard(request: HttpRequest) -> HttpResponse:
     summaries = selectors.benchmark_summaries(request.user)
-    return render(request, "annotations/dashboard.html", {"summaries": summaries})
+    # Each role's open work per benchmark, counted as the hub and the queues count it.
+    work = open_work(request.user)
+    my_work = [(s.benchmark, work[s.benchmark.pk]) for s in summaries if s.benchmark.pk in work]
+    context = {"summaries": summaries, "my_work": [row for row in my_work if row[1].any]}
+    return render(request, "annotations/dashboard.html", context)
 
 
 @require_GET

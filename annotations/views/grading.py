@@ -23,6 +23,7 @@ from annotations.selectors import visibility
 from annotations.selectors.report_grading import report_agreement
 from annotations.services import grading as grading_services
 from annotations.services.errors import DomainError
+from annotations.views.case_panel import case_panel_context
 
 GRADERS = (REVIEWER, ADJUDICATOR)
 
@@ -44,7 +45,9 @@ def grading_list(request: HttpRequest) -> HttpResponse:
     )
     context = {
         "sessions": sessions,
-        "form": SessionCreateForm() if is_curator else None,
+        "form": SessionCreateForm(graders=grading_selectors.grader_choices())
+        if is_curator
+        else None,
         "show_names": is_curator,  # graders never see which runs a session compares
     }
     return render(request, "runs/grading_index.html", context)
@@ -53,7 +56,7 @@ def grading_list(request: HttpRequest) -> HttpResponse:
 @require_POST
 @role_required(CURATOR)
 def grading_session_create(request: HttpRequest) -> HttpResponse:
-    form = SessionCreateForm(request.POST)
+    form = SessionCreateForm(request.POST, graders=grading_selectors.grader_choices())
     if form.is_valid():
         try:
             grading_services.grading_session_create(
@@ -61,6 +64,7 @@ def grading_session_create(request: HttpRequest) -> HttpResponse:
                 run_b=form.cleaned_data["run_b"],
                 task=form.cleaned_data["task"] or "",
                 created_by=request.user,
+                graders=form.cleaned_data["graders"],
             )
         except DomainError as error:
             form.add_error(None, str(error))
@@ -76,7 +80,9 @@ def grading_session_create(request: HttpRequest) -> HttpResponse:
 @role_required(*GRADERS)
 def grade_item(request: HttpRequest, pk: int) -> HttpResponse:
     sessions = visibility.with_gold_hidden(
-        GradingSession.objects.select_related("run_a__benchmark"),
+        visibility.gradable_by(
+            GradingSession.objects.select_related("run_a__benchmark"), request.user
+        ),
         request.user,
         benchmark_path="run_a__benchmark",
     )
@@ -140,6 +146,12 @@ def _grade_page(request: HttpRequest, session: GradingSession) -> HttpResponse:
             # Two models' reports are read against the reference; a model's report beside the
             # reference is not (the reference is one of the two sides).
             context["show_reference"] = bool(session.run_b_id) and not session.gold_hidden
+        if item.case_id is not None:
+            # The case beside the answers (CT phases, endoscopy, indicators, the other reports),
+            # as a reviewer sees it; nothing in it names a run. The report being graded stays
+            # out of it: against the reference it is one of the two sides.
+            seen = not session.gold_hidden
+            context["case_view"] = case_panel_context(request, item, gold=seen, others_visible=seen)
         context["shown_at"] = time.time()
     return render(request, "runs/grade.html", context)
 

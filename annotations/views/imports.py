@@ -68,7 +68,9 @@ def benchmark_import(request: HttpRequest) -> HttpResponse:
             # The file itself is wrong: it is not kept, its problems are listed.
             refusal = {
                 "name": kept.name,
-                "problems": [import_problem(asdict(p)) for p in error.problems],
+                "problems": [
+                    import_problem(asdict(p), file_name=kept.name) for p in error.problems
+                ],
             }
             upload_discard(stored=kept)
             request.session.pop(SESSION_KEY, None)
@@ -100,7 +102,10 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     result = job.result if isinstance(job.result, dict) else {}
     context = {
         "job": job,
-        "problems": [import_problem(problem) for problem in result.get("problems") or []],
+        "problems": [
+            import_problem(problem, file_name=(job.params or {}).get("file_name", ""))
+            for problem in result.get("problems") or []
+        ],
         "problems_total": result.get("problems_total") or len(result.get("problems") or []),
         "warnings": _warnings(job),
         "item_count": item_count,

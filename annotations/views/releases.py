@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -14,6 +14,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from annotations.access import CURATOR, role_required
 from annotations.charts import count_charts
+from annotations.formats.zipstream import stream_zip
 from annotations.forms import ReleaseForm
 from annotations.models import Benchmark, ItemKind, Release, ReleaseStatus
 from annotations.selectors import releases as selectors
@@ -49,7 +50,11 @@ def release_new(request: HttpRequest, name: str) -> HttpResponse:
         try:
             release_services.check_release_name(form.cleaned_data["name"])
             release_services.check_release_name(form.cleaned_data["version"], what="version")
-            if request.POST.get("confirm") == form.signature() and not preview.empty_reason:
+            building = request.POST.get("confirm") == form.signature()
+            if building and not request.POST.get("publish"):
+                # Publishing cannot be undone: the page asks for a tick, and so does the server.
+                raise DomainError(_("Tick “Publish this release” to build it."))
+            if building and not preview.empty_reason:
                 release = release_services.release_start(
                     benchmark=benchmark,
                     name=form.cleaned_data["name"],
@@ -151,6 +156,29 @@ def release_download(request: HttpRequest, pk: int, filename: str) -> FileRespon
     if not path.is_file():
         raise Http404
     return FileResponse(open(path, "rb"), as_attachment=True, filename=filename)  # noqa: SIM115
+
+
+@require_GET
+@role_required(CURATOR)
+def release_archive(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    """Every file of a published release (its manifest's, the manifest, the local layout's
+    images/) in one zip, streamed: the same files, the same names, one download."""
+    published = Release.objects.filter(status=ReleaseStatus.PUBLISHED)
+    release = visibility.get_release_for_user_or_404(request.user, pk, published)
+    visibility.check_gold_visible(request.user, release.benchmark_id)
+    root = Path(release.path)
+    names = [*release.manifest.get("files", {}), "manifest.json"]
+    entries = [(name, root / name) for name in names if (root / name).is_file()]
+    images = root / "images"
+    if release.manifest.get("layout", {}).get("local") and images.is_dir():
+        entries += [(f"images/{path.name}", path) for path in sorted(images.iterdir())]
+    folder = f"{release.manifest.get('name', release.benchmark.name)}"
+    response = StreamingHttpResponse(
+        stream_zip((f"{folder}/{name}", path) for name, path in entries),
+        content_type="application/zip",
+    )
+    response["Content-Disposition"] = f'attachment; filename="{folder}.zip"'
+    return response
 
 
 @require_POST

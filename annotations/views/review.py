@@ -31,6 +31,23 @@ from annotations.views.content import (
 )
 
 PAGE = "review/page.html"
+# The benchmark whose queue the reviewer works in (opened from its hub); none: every benchmark.
+QUEUE_SCOPE = "review_queue_benchmark"
+
+
+def queue_scope(request: HttpRequest) -> int | None:
+    return request.session.get(QUEUE_SCOPE)
+
+
+def _empty_queue(request: HttpRequest) -> HttpResponse:
+    scope = queue_scope(request)
+    progress = (
+        selectors.queue_progress(request.user)
+        if scope is None
+        else selectors.benchmark_progress(request.user, scope)
+    )
+    context = {"progress": progress, "empty": True, "queue_scoped": scope is not None}
+    return _render(request, context, url=reverse("review-queue"))
 
 
 def draft_of(*, item, review=None, post=None) -> dict:
@@ -113,16 +130,27 @@ def _render(
 @require_GET
 @role_required(REVIEWER)
 def review_queue(request: HttpRequest) -> HttpResponse:
-    """The next item of my queue (`?after=ID` skips past assignment ID, wrapping round)."""
+    """The next item of my queue (`?after=ID` skips past assignment ID, wrapping round).
+
+    `?benchmark=NAME` (the hub's "Review my items") keeps the reviewer in that benchmark's queue
+    until they open the queue of every benchmark (this page without parameters)."""
     after = request.GET.get("after", "")
-    assignment = selectors.queue_next(request.user, after=int(after) if after.isdigit() else None)
+    name = request.GET.get("benchmark", "")
+    if name:
+        benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
+        request.session[QUEUE_SCOPE] = benchmark.pk
+    elif not after:
+        request.session.pop(QUEUE_SCOPE, None)
+    scope = queue_scope(request)
+    assignment = selectors.queue_next(
+        request.user, after=int(after) if after.isdigit() else None, benchmark_id=scope
+    )
     if assignment is None:
-        context = {"progress": selectors.queue_progress(request.user), "empty": True}
-        return _render(request, context, url=reverse("review-queue"))
+        return _empty_queue(request)
     url = reverse("review-item", args=[assignment.item_id])
     if not request.htmx:
         return redirect(url)
-    page = selectors.review_page(request.user, assignment.item_id)
+    page = selectors.review_page(request.user, assignment.item_id, queue_benchmark=scope)
     return _render(request, work_context(page, request), url=url)
 
 
@@ -130,7 +158,7 @@ def review_queue(request: HttpRequest) -> HttpResponse:
 @role_required(REVIEWER)
 def review_item(request: HttpRequest, pk: int) -> HttpResponse:
     """My decision on an item; `?change=1` opens my verdict again while it may still change."""
-    page = selectors.review_page(request.user, pk)
+    page = selectors.review_page(request.user, pk, queue_benchmark=queue_scope(request))
     if request.method == "GET":
         changing = request.GET.get("change") == "1" and page.can_change
         return _render(request, work_context(page, request, changing=changing))
@@ -142,26 +170,23 @@ def review_item(request: HttpRequest, pk: int) -> HttpResponse:
     except DomainError as error:
         return _refusal(request, pk, error, seen=form.cleaned_data["version"])
     if request.POST.get("changing") == "1":
-        page = selectors.review_page(request.user, pk)
+        page = selectors.review_page(request.user, pk, queue_benchmark=queue_scope(request))
         return _render(request, work_context(page, request, notice=_("Your verdict is changed.")))
     return _next_item(request, page)
 
 
 def _next_item(request: HttpRequest, page: selectors.ReviewPage) -> HttpResponse:
-    following = selectors.queue_next(request.user, after=page.assignment.pk)
+    scope = queue_scope(request)
+    following = selectors.queue_next(request.user, after=page.assignment.pk, benchmark_id=scope)
     if following is None:
         if not request.htmx:
-            return redirect("review-queue")
-        context = {"progress": selectors.queue_progress(request.user), "empty": True}
-        return _render(request, context, url=reverse("review-queue"))
+            return redirect(f"{reverse('review-queue')}?after={page.assignment.pk}")
+        return _empty_queue(request)
     url = reverse("review-item", args=[following.item_id])
     if not request.htmx:
         return redirect(url)
-    return _render(
-        request,
-        work_context(selectors.review_page(request.user, following.item_id), request),
-        url=url,
-    )
+    following_page = selectors.review_page(request.user, following.item_id, queue_benchmark=scope)
+    return _render(request, work_context(following_page, request), url=url)
 
 
 def _refused(request, page, message: str, *, status: int, **extra) -> HttpResponse:
@@ -176,7 +201,7 @@ def _refused(request, page, message: str, *, status: int, **extra) -> HttpRespon
 
 def _refusal(request: HttpRequest, pk: int, error: DomainError, *, seen: int) -> HttpResponse:
     """The refused decision in the work area, over the item as it is now, the draft kept."""
-    page = selectors.review_page(request.user, pk)
+    page = selectors.review_page(request.user, pk, queue_benchmark=queue_scope(request))
     if isinstance(error, ConflictError):
         change = version_change(page.item, seen)
         return _refused(request, page, str(error), status=409, conflict=True, change=change)
@@ -209,7 +234,7 @@ def _submit(request: HttpRequest, page: selectors.ReviewPage, form: ReviewForm):
 @role_required(REVIEWER)
 def review_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
     """Take back my verdict while the other review is not in: the item is mine to do again."""
-    page = selectors.review_page(request.user, pk)
+    page = selectors.review_page(request.user, pk, queue_benchmark=queue_scope(request))
     version = request.POST.get("version", "")
     try:
         review_changes.review_withdraw(
@@ -217,7 +242,7 @@ def review_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except DomainError as error:
         return _refusal(request, pk, error, seen=int(version) if version.isdigit() else 0)
-    page = selectors.review_page(request.user, pk)
+    page = selectors.review_page(request.user, pk, queue_benchmark=queue_scope(request))
     context = work_context(page, request, notice=_("Your verdict is withdrawn. Decide again."))
     return _render(request, context, url=reverse("review-item", args=[pk]))
 

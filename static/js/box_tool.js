@@ -6,6 +6,7 @@
 import { BoxHistory, DELETED, DELETE_REFUSED, api, bindFilters, fillAuthorFilter, isShown, nudgeRect } from "./box_common.js";
 
 const EDGE_PX = 7; // how close (screen pixels) the pointer must be to grab an edge
+const CLICK_PX = 4; // a press that moves less than this is a click (selects), more a pan
 
 // Django's JavaScript catalog (base.html) defines gettext and interpolate before any module runs.
 const { gettext, interpolate } = globalThis;
@@ -27,6 +28,10 @@ export class BoxTool {
     this.boxes = new Map(config.volumes.map((volume) => [volume.id, volume.boxes]));
     this.draft = null; // {viewport, id, label, voxel: [x0,y0,z0,x1,y1,z1], version, state, source}
     this.drawMode = false;
+    // Boxes drawn here on one slice whose slices nobody chose: a correction made of one keeps
+    // the corrected box's slices (case_panel.js), since a drawing says nothing about depth.
+    this.oneSlice = new Set();
+    this.before = null; // {phase, voxel}: the box being corrected, outlined on its slices
     this.$ = (selector) => panel.querySelector(selector);
     this.filters = {};
     this.history = new BoxHistory({
@@ -85,9 +90,14 @@ export class BoxTool {
     }
     const hit = this.boxAt(viewport, x, y);
     if (!hit) return false;
-    this.select(viewport, hit);
-    if (this.mayEdit(hit)) this.startMove(viewport, x, y);
-    return true;
+    // Another box under the press: a click selects it, a drag pans the slice as anywhere else.
+    const start = [event.clientX, event.clientY];
+    const up = (release) => {
+      window.removeEventListener("mouseup", up);
+      if (Math.hypot(release.clientX - start[0], release.clientY - start[1]) < CLICK_PX) this.select(viewport, hit);
+    };
+    window.addEventListener("mouseup", up);
+    return false;
   }
 
   bindStage(viewport) {
@@ -132,7 +142,12 @@ export class BoxTool {
 
   startDrawing(viewport, x, y) {
     const z = viewport.z;
-    this.draft = { viewport, id: null, label: this.$("#box-label").value, voxel: [x, y, z, x + 1, y + 1, z + 1], version: null, state: "proposed", source: "drawn" };
+    // Drawn over the selected box's slices, the new rectangle keeps their extent: only the
+    // First/Last slice controls change the depth.
+    const base = this.draft && this.draft.viewport === viewport && this.inRange(this.draft.voxel, z) ? this.draft : null;
+    const [z0, z1] = base ? [base.voxel[2], base.voxel[5]] : [z, z + 1];
+    this.draft = { viewport, id: null, label: this.$("#box-label").value, voxel: [x, y, z0, x + 1, y + 1, z1], version: null, state: "proposed", source: "drawn", oneSlice: !base };
+    if (base) this.message(interpolate(gettext("The box keeps %(slices)s; change them with First/Last slice (F, L)."), { slices: sliceRange(z0 + 1, z1) }, true));
     const anchor = [x, y];
     this.drag(viewport, (px, py) => {
       this.draft.voxel[0] = Math.min(anchor[0], px);
@@ -185,7 +200,7 @@ export class BoxTool {
   // --- selection and editing ---------------------------------------------------------------
 
   select(viewport, box) {
-    this.draft = { viewport, id: box.id, label: box.label, voxel: [...box.voxel], version: box.version, state: box.state, source: box.source, mm: box.mm, author: box.author };
+    this.draft = { viewport, id: box.id, label: box.label, voxel: [...box.voxel], version: box.version, state: box.state, source: box.source, mm: box.mm, author: box.author, oneSlice: this.oneSlice.has(box.id) };
     this.setDrawMode(false);
     this.renderAll();
   }
@@ -203,6 +218,7 @@ export class BoxTool {
     const draft = this.draft;
     if (!draft) return;
     const z = draft.viewport.z;
+    this.slicesChosen(draft);
     if (which === "first") {
       draft.voxel[2] = z;
       draft.voxel[5] = Math.max(draft.voxel[5], z + 1);
@@ -219,9 +235,21 @@ export class BoxTool {
     const nz = draft.viewport.nz;
     const first = Math.min(Math.max(Number(this.$("#box-first").value) || 1, 1), nz);
     const last = Math.min(Math.max(Number(this.$("#box-last").value) || first, first), nz);
+    this.slicesChosen(draft);
     draft.voxel[2] = first - 1;
     draft.voxel[5] = last;
     this.renderAll();
+  }
+
+  slicesChosen(draft) {
+    draft.oneSlice = false;
+    if (draft.id !== null) this.oneSlice.delete(draft.id);
+  }
+
+  // The box a correction replaces, outlined (dashed) on its slices beside the new one.
+  showBefore(phase, voxel) {
+    this.before = voxel ? { phase, voxel } : null;
+    this.renderOverlays();
   }
 
   async save() {
@@ -235,6 +263,7 @@ export class BoxTool {
         ? await api(volume.boxesUrl, "POST", { label: draft.label, voxel: draft.voxel }, this.config.csrfToken)
         : await api(this.boxUrl(draft.id), "PATCH", { version: draft.version, label: draft.label, voxel: draft.voxel }, this.config.csrfToken);
       this.history.record(before ? "update" : "create", before ? { ...before } : saved, saved);
+      if (draft.oneSlice) this.oneSlice.add(saved.id);
       this.store(volume.id, saved);
       this.select(draft.viewport, saved);
       this.message(gettext("Saved."));
@@ -351,18 +380,37 @@ export class BoxTool {
     for (const viewport of this.viewer.viewports) {
       const layer = viewport.element.querySelector(".ct-boxes");
       layer.replaceChildren();
+      const tags = []; // the captions placed so far on this slice: none may cover another
+      const add = (div) => { layer.append(div); this.unstack(div, tags); };
+      const before = this.before;
+      if (before && before.phase === viewport.volume.phase && this.inRange(before.voxel, viewport.z)) {
+        add(this.rectangle(viewport, before.voxel, "ct-box before", gettext("Before")));
+      }
       for (const box of this.boxes.get(viewport.volume.id) || []) {
         const editing = this.draft && this.draft.id === box.id;
         if (!editing && isShown(box) && this.inRange(box.voxel, viewport.z)) {
-          layer.append(this.rectangle(viewport, box.voxel, `ct-box label-${box.label} state-${box.state}`, this.config.labels[box.label]));
+          add(this.rectangle(viewport, box.voxel, `ct-box label-${box.label} state-${box.state}`, this.config.labels[box.label]));
         }
       }
       const draft = this.draft;
       if (draft && draft.viewport === viewport) {
         const outside = this.inRange(draft.voxel, viewport.z) ? "" : " outside";
-        layer.append(this.rectangle(viewport, draft.voxel, `ct-box draft label-${draft.label}${outside}`, this.config.labels[draft.label]));
+        add(this.rectangle(viewport, draft.voxel, `ct-box draft label-${draft.label}${outside}`, this.config.labels[draft.label]));
       }
     }
+  }
+
+  // Moves a box's caption down, row by row, while it overlaps a caption already placed.
+  unstack(div, tags) {
+    const tag = div.querySelector("span");
+    if (!tag) return;
+    for (let row = 0; row < 8; row += 1) {
+      tag.style.transform = row ? `translateY(${row * 110}%)` : "";
+      const rect = tag.getBoundingClientRect();
+      const overlaps = tags.some((t) => rect.left < t.right && t.left < rect.right && rect.top < t.bottom && t.top < rect.bottom);
+      if (!overlaps) break;
+    }
+    tags.push(tag.getBoundingClientRect());
   }
 
   rectangle(viewport, voxel, className, caption) {

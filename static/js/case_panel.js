@@ -27,13 +27,50 @@ function wire() {
 }
 
 // A box item is corrected with the viewer's box tool: the box selected there (drawn or picked
-// from the list) fills the voxel fields of the edit form, if it lies on the item's phase.
+// from the list) fills the voxel fields of the edit form, if it lies on the item's phase. A box
+// drawn on one slice keeps the item box's slices unless First/Last slice were set: a drawing says
+// nothing of depth. The change is shown before/after, on the slices and in voxels and mm.
 const BOX_FIELDS = ["x0", "y0", "z0", "x1", "y1", "z1"];
+
+function extent(voxel, spacing) {
+  const [x0, y0, z0, x1, y1, z1] = voxel;
+  const size = [x1 - x0, y1 - y0, z1 - z0];
+  const mm = size.map((n, i) => (n * spacing[i]).toFixed(1));
+  return interpolate(gettext("x %(x0)s–%(x1)s · y %(y0)s–%(y1)s · slices %(first)s–%(last)s · %(voxels)s voxels · %(mm)s mm"), {
+    x0, x1: x1 - 1, y0, y1: y1 - 1, first: z0 + 1, last: z1, voxels: size.join(" × "), mm: mm.join(" × "),
+  }, true);
+}
+
+function showChange(fields, before, after, spacing, keptSlices) {
+  let change = fields.querySelector("[data-box-change]");
+  if (!change) {
+    change = document.createElement("div");
+    change.className = "box-change small";
+    change.dataset.boxChange = "";
+    fields.append(change);
+  }
+  const line = (name, text) => {
+    const row = document.createElement("div");
+    const label = document.createElement("b");
+    label.textContent = `${name}: `;
+    row.append(label, text);
+    return row;
+  };
+  change.replaceChildren(line(gettext("Before"), extent(before, spacing)), line(gettext("After"), extent(after, spacing)));
+  if (keptSlices) {
+    const note = document.createElement("div");
+    note.className = "muted";
+    note.dataset.boxKeptSlices = "";
+    note.textContent = gettext("Drawn on one slice: the box keeps its slices. Set First/Last slice in the box tool to change them.");
+    change.append(note);
+  }
+}
 
 function useSelectedBox(button) {
   const fields = button.closest("[data-box-edit]");
   const status = fields.querySelector("[data-box-use-status]");
-  const draft = window.boxTool?.draft;
+  const tool = window.boxTool;
+  const draft = tool?.draft;
   if (!draft) {
     status.textContent = gettext("Select or draw a box in the viewer first.");
     return;
@@ -43,9 +80,18 @@ function useSelectedBox(button) {
     status.textContent = interpolate(gettext("The selected box is on the %(phase)s phase, not this item's."), { phase: volume.phaseName }, true);
     return;
   }
-  BOX_FIELDS.forEach((name, i) => {
-    fields.querySelector(`[name="${name}"]`).value = String(draft.voxel[i]);
-  });
+  const inputs = BOX_FIELDS.map((name) => fields.querySelector(`[name="${name}"]`));
+  const before = inputs.map((input) => Number(input.defaultValue)); // the box as the page showed it
+  const current = inputs.map((input) => Number(input.value));
+  const after = [...draft.voxel];
+  const keptSlices = Boolean(draft.oneSlice) && current[5] > current[2];
+  if (keptSlices) [after[2], after[5]] = [current[2], current[5]];
+  inputs.forEach((input, i) => { input.value = String(after[i]); });
+  draft.voxel[2] = after[2];
+  draft.voxel[5] = after[5];
+  tool.showBefore(volume.phase, before);
+  tool.renderAll();
+  showChange(fields, before, after, volume.spacing, keptSlices);
   status.textContent = gettext("Filled from the selected box.");
 }
 

@@ -1,5 +1,9 @@
-// Keyboard-first side-by-side grading: a/b/t/w choose, arrows move the rubric row, 0-5 score it,
-// Enter saves. The form works without this module; it only adds the keys and the row cursor.
+// Keyboard-first side-by-side grading: a/b/t/w choose, arrows move the rubric row, 0-5 score it
+// (and move to the next row, said in the status line), Enter saves. The form works without this
+// module; it only adds the keys and the row cursor.
+
+// Django's JavaScript catalog (base.html) defines gettext and interpolate before any module runs.
+const { gettext, interpolate } = globalThis;
 
 const form = document.getElementById("grade-form");
 
@@ -20,13 +24,28 @@ if (form) {
     }
   };
 
+  const status = document.querySelector("[data-grade-status]");
+  const rowName = (row) => {
+    const side = row.closest("[data-side]")?.querySelector(".side-badge")?.textContent.trim() ?? "";
+    return `${side} · ${row.querySelector("th")?.textContent.trim() ?? ""}`;
+  };
+
+  // A score key scores the row under the cursor and moves the cursor on: said aloud and on
+  // screen, so that the next key's row is never a surprise.
   const scoreRow = (score) => {
     const row = rows[cursor];
     if (!row) return;
     const input = row.querySelector(`input[value="${score}"]`);
     if (input) input.checked = true;
+    const scored = rowName(row);
+    const last = cursor === rows.length - 1;
     cursor = Math.min(cursor + 1, rows.length - 1);
     showCursor();
+    if (status) {
+      status.textContent = last
+        ? interpolate(gettext("%(row)s: %(score)s. That was the last row."), { row: scored, score }, true)
+        : interpolate(gettext("%(row)s: %(score)s. Next row: %(next)s."), { row: scored, score, next: rowName(rows[cursor]) }, true);
+    }
   };
 
   const isTyping = (target) =>
@@ -34,6 +53,7 @@ if (form) {
 
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
+    if (event.target instanceof Element && event.target.closest("[data-grade-case]")) return; // the CT's keys
     const key = event.key.toLowerCase();
     if (key in preferenceKeys) {
       choosePreference(preferenceKeys[key]);

@@ -61,11 +61,11 @@ class ScopedListQueryTests(AccessTestCase):
         after = {who: self.counts(who, urls) for who, urls in pages.items()}
         after["api"] = self.counts("elsewhere", ["/api/benchmarks/"], api=True)
         self.assertEqual(before, after)
-        # session, user, roles, then one query per list (two for the dashboard's counts and the
-        # pairs page's progress and blinded benchmarks)
-        self.assertEqual(after["elsewhere"], [5, 5, 4])
+        # session, user, roles, then one query per list (two for the pairs page's progress and
+        # blinded benchmarks, three for the dashboard's counts and the user's open work)
+        self.assertEqual(after["elsewhere"], [6, 5, 4])
         # the adjudication list: count, page of disputes, the first one he may settle
-        self.assertEqual(after["adjudicator"], [6, 4, 4, 5])
+        self.assertEqual(after["adjudicator"], [6, 4, 4, 6])
         self.assertEqual(after["api"], [2])  # benchmarks, counts (roles cached on the user)
         self.assertEqual(
             self.page("adjudicator", reverse("adjudication")).context["page"].paginator.count, 6

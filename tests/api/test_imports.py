@@ -86,8 +86,16 @@ def test_bad_rows_end_the_job_with_a_translated_report(people, django_capture_on
         "image",
         "image_not_readable",
     )
-    assert problem["where"] == "Row 2, column “image”"
+    # The second data row of a TSV is its third line, as an editor numbers it.
+    assert problem["where"] == "Line 3 (row 2), column “image”"
     assert "neither a valid base64 image nor the index" in problem["message"]
+    # The job's page: no half-filled bar, a way back to the form, the same place named.
+    client.force_login(people["curator"])
+    page = client.get(reverse("job", args=[job_id]))
+    html = page.content.decode()
+    assert 'role="progressbar"' not in html
+    assert f'href="{reverse("benchmark-import")}" data-back-to-import' in html
+    assert "Line 3 (row 2), column “image”" in html
     zh = client.get(reverse("api-job", args=[job_id]), HTTP_ACCEPT_LANGUAGE="zh-hans").json()
     assert zh["report"]["problems"][0]["message"] != problem["message"]
     assert not Benchmark.objects.filter(name="endo").exists()

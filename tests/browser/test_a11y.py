@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.urls import reverse
+from playwright.sync_api import expect
 
 from tests.browser.conftest import screenshot
 from tests.browser.main_pages import LANGUAGES, main_pages, one_page, visit
@@ -81,15 +82,15 @@ def test_the_skip_link_comes_first_and_takes_the_keyboard_to_the_content(
     with one_page(browser, live_server, few_pages["runs"], viewport=DESKTOP) as page:
         page.keyboard.press("Tab")
         skip = page.locator(".skip-link")
-        assert skip.evaluate("e => e === document.activeElement")
+        expect(skip).to_be_focused()
         assert skip.is_visible() and skip.bounding_box()["y"] >= 0
         # The focus is shown: an outline wide enough to see.
         assert skip.evaluate("e => parseFloat(getComputedStyle(e).outlineWidth)") >= 2
         screenshot(page, "a11y_skip_link")
         page.keyboard.press("Enter")
-        assert page.evaluate("document.activeElement.id") == "main"
+        expect(page.locator("#main")).to_be_focused()
         page.keyboard.press("Tab")
-        assert page.evaluate("document.activeElement.closest('main') !== null")
+        expect(page.locator("main :focus")).to_have_count(1)
 
 
 def test_every_page_has_a_favicon_served_from_our_static_files(browser, live_server, few_pages):

@@ -176,7 +176,8 @@ def test_a_drawn_3d_box_is_saved_and_found_after_reload_with_its_mm_corners(
 
     # The reviewer's box is their proposal: accepting it is adjudication's or a curator's.
     row.locator("button").click()
-    assert page.locator("#box-accept").is_hidden() and page.locator("#box-reject").is_hidden()
+    expect(page.locator("#box-accept")).to_be_hidden()
+    expect(page.locator("#box-reject")).to_be_hidden()
     page.keyboard.press("a")
     box.refresh_from_db()
     assert (box.state, box.version) == ("proposed", 1)

@@ -65,7 +65,8 @@ def test_a_reviewer_edits_a_report_beside_the_ct_and_the_adjudicator_reads_the_d
 
     page.click("[data-review-form] [data-mode-set=edit]")
     editor = page.locator("textarea[name=reference]")
-    assert editor.is_visible() and editor.input_value() == original
+    expect(editor).to_be_visible()
+    expect(editor).to_have_value(original)
     editor.fill(f"{original}\n{ADDED}")
     screenshot(page, "gastric_review_edit")
     page.screenshot(path=str(DOCS / "gastric-review.png"), full_page=False)
@@ -154,12 +155,15 @@ def test_a_reviewer_corrects_a_tumor_box_by_drawing_it_in_the_viewer(
     page.click("[data-review-form] [data-mode-set=edit]")
     page.click("[data-box-use]")
     expect(page.locator("[data-box-use-status]")).to_have_text("Filled from the selected box.")
+    # Drawn on one slice, the correction keeps the item box's slices (issue 28: it shrank them).
+    z0, z1 = item.target["voxel"][2], item.target["voxel"][5]
+    assert z0 <= z < z1
     fields = [page.locator(f"input[name={name}]").input_value() for name in BOX_FIELDS]
-    assert fields == [str(v) for v in (10, 10, z, 20, 18, z + 1)]
+    assert fields == [str(v) for v in (10, 10, z0, 20, 18, z1)]
     page.click("[data-review-form] button[data-verdict=edit]")
     page.wait_for_load_state("networkidle")
 
     review = Review.objects.get(item=item, reviewer=people["reviewer"])
     assert review.verdict == "edit"
-    assert review.content["target"]["voxel"] == [10, 10, z, 20, 18, z + 1]
+    assert review.content["target"]["voxel"] == [10, 10, z0, 20, 18, z1]
     assert review.content["target"]["phase"] == "venous"

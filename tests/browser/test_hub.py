@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations.models import Benchmark, Item, ItemKind, ItemStatus
 from annotations.services.imports import benchmark_import
@@ -87,9 +88,22 @@ def test_a_reviewer_sees_their_work_and_no_curating_action(page, live_server, lo
     login("alice")
     page.goto(f"{live_server.url}/benchmarks/endobench-demo/")
     page.wait_for_selector("[data-hub-mine]")
-    mine = endo.items.filter(assignments__reviewer__username="alice").count()
+    # Open as the queue counts it: her item assignments still in review (pairs apart).
+    mine = endo.items.filter(
+        assignments__reviewer__username="alice",
+        assignments__pair=False,
+        status=ItemStatus.IN_REVIEW,
+    ).count()
+    assert mine > 0
     assert f"{mine} open · 0 done" in page.inner_text("[data-hub-mine]")
     assert page.is_visible("[data-action=review]")
+    page.click("[data-action=review]")
+    page.wait_for_url("**/review/items/*/")
+    shown = page.locator(".work-where a.strong")
+    expect(shown).to_have_text("endobench-demo")  # the benchmark's own queue
+    expect(page.locator("[data-progress]")).to_contain_text(f"0 / {mine}")
+    page.go_back()
+    page.wait_for_selector("[data-hub-mine]")
     for key in ("assign", "baseline-open", "import", "releases", "release-new", "runs", "triage"):
         assert page.locator(f"[data-action={key}]").count() == 0, key
     assert page.locator("[data-reviewer-load]").count() == 0
@@ -121,8 +135,10 @@ def test_an_import_through_the_form_ends_on_assign_reviewers(
     page.select_option("#id_family", "endobench")
     page.set_input_files("#id_file", str(good))
     page.click("form[data-import-form] button[type=submit]")
-    assert "already exists" in page.inner_text("form[data-import-form]")
-    assert "endo-good.tsv" in page.inner_text("[data-kept-file]")  # no need to choose it again
+    expect(page.locator("form[data-import-form]")).to_contain_text("already exists")
+    expect(page.locator("[data-kept-file]")).to_contain_text(
+        "endo-good.tsv"
+    )  # no need to choose it again
     page.fill("#id_name", "endo-web")
     page.click("form[data-import-form] button[type=submit]")
     page.wait_for_selector("[data-imported]")
@@ -139,7 +155,7 @@ def test_an_import_through_the_form_ends_on_assign_reviewers(
     page.click("form[data-import-form] button[type=submit]")
     page.wait_for_selector("ul.problems li")
     problem = page.inner_text("ul.problems li")
-    assert problem.startswith("Row 2, column “image”:")
+    assert problem.startswith("Line 3 (row 2), column “image”:")  # the file's line
     assert "neither a valid base64 image nor the index of another row" in problem
     screenshot(page, "import_problems")
     shutil.rmtree(tmp_path, ignore_errors=True)

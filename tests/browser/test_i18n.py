@@ -3,7 +3,10 @@ pages in Chinese, and finds Chinese again after logging out and in."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from playwright.sync_api import expect
 
 from annotations.models import Case, Grade, Item, Review, UserProfile
 from annotations.selectors.cases import memmaps
@@ -128,15 +131,15 @@ def _reviews_with_the_keyboard_in_chinese(page, live_server, items):
     assert_in_chinese(page, REVIEW_LABELS)
     screenshot(page, "i18n_review_zh")
     page.keyboard.press("?")
-    assert "键盘快捷键" in page.inner_text("[data-help]")
+    expect(page.locator("[data-help]")).to_contain_text("键盘快捷键")
     assert english_left(page) == []
     page.keyboard.press("Escape")
 
     page.keyboard.press("1")  # accept the first item
     page.wait_for_function("document.querySelector('[data-progress]').innerText.includes('1 /')")
     page.keyboard.press("3")  # reject the second: reason 2, Enter
-    assert page.is_visible(".reasons")
-    assert "为什么拒绝此题目？" in page.inner_text(".reject-mode")
+    expect(page.locator(".reasons")).to_be_visible()
+    expect(page.locator(".reject-mode")).to_contain_text("为什么拒绝此题目？")
     page.keyboard.press("2")
     screenshot(page, "i18n_review_reject_zh")
     page.keyboard.press("Enter")
@@ -154,7 +157,7 @@ def _reads_the_ct_page_in_chinese(page, live_server, case):
     slice_label = page.inner_text(".ct-viewport[data-phase=arterial] [data-role=slice]")
     assert slice_label.startswith("层面 ")  # drawn by the ES module, through the JS catalog
     page.keyboard.press("2")  # the liver window preset
-    assert page.inner_text("#ct-wl").startswith("肝脏 · 窗宽 ")
+    expect(page.locator("#ct-wl")).to_have_text(re.compile(r"^肝脏 · 窗宽 "))
     stage = page.locator(".ct-viewport[data-phase=venous] .ct-stage").bounding_box()
     page.keyboard.press("b")
     page.mouse.move(stage["x"] + stage["width"] * 0.3, stage["y"] + stage["height"] * 0.3)

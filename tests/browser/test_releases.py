@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,11 @@ def test_a_curator_builds_a_release_and_compares_it(
     shot = screenshot(page, "release_preview")
     (ROOT / "docs" / "release-preview.png").write_bytes(shot.read_bytes())
     page.click("button:has-text('Build the release of 4 items')")
+    # Publishing asks first: the build waits for the tick.
+    assert page.evaluate("document.querySelector('[name=publish]').validity.valueMissing")
+    assert not Release.objects.filter(version="1.1").exists()
+    page.check("[data-publish-confirm] input")
+    page.click("button:has-text('Build the release of 4 items')")
 
     page.wait_for_selector("#release-progress")
     assert "Building" in page.inner_text("#release-progress")  # queued for a worker
@@ -82,6 +88,13 @@ def test_a_curator_builds_a_release_and_compares_it(
     assert "endo_test.tsv" in files and "endo_test_answers.json" in files
     assert "answer key" in files
     screenshot(page, "release_published")
+    with page.expect_download() as download_info:
+        page.click("[data-release-archive]")
+    archive = zipfile.ZipFile(download_info.value.path())
+    names = archive.namelist()
+    assert any(name.endswith("/endo_test.tsv") for name in names)
+    assert any(name.endswith("/manifest.json") for name in names)
+    assert archive.testzip() is None
 
     page.select_option("select[name=against]", label="EndoRelease 1.0 (4)")
     page.click("text=Show the differences")

@@ -60,6 +60,7 @@ def test_a_grader_grades_two_generated_reports_blind(page, live_server, login):
     page.select_option("#id_task", "report_generation")
     page.select_option("#id_run_a", str(alpha.pk))
     page.select_option("#id_run_b", str(beta.pk))
+    page.get_by_label(people["reviewer"].username, exact=True).check()  # the grader
     page.click("#new-session-form button[type=submit]")
     expect(page.locator("table.sessions tbody tr")).to_have_count(1)
     page.click("text=Log out")

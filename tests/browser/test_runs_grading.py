@@ -116,6 +116,7 @@ def test_baseline_runs_blind_grading_and_ratings(page, live_server, login, worke
     page.goto(f"{live_server.url}/grading/")
     page.select_option("#id_run_a", str(first.pk))
     page.select_option("#id_run_b", str(second.pk))
+    page.get_by_label(people["reviewer"].username, exact=True).check()  # the grader
     page.click("#new-session-form button[type=submit]")
     expect(page.locator("table.sessions tbody tr")).to_have_count(1)
     screenshot(page, "grading_sessions")

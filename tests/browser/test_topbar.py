@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER
 from tests.browser.conftest import screenshot
@@ -34,7 +35,8 @@ def test_a_user_with_every_role_reaches_every_page_at_1024_px(page, live_server,
     menu = page.locator("details[data-navgroup=curate] .navmenu").bounding_box()
     assert menu["x"] + menu["width"] <= 1024
     page.click("details[data-navgroup=models] summary")  # opening one closes the other
-    assert not page.locator("details[data-navgroup=curate]").evaluate("d => d.open")
+    # The closing is done by the page's script after the click: wait for it.
+    expect(page.locator("details[data-navgroup=curate]")).to_have_js_property("open", False)
     page.click("details[data-navgroup=models] .navmenu >> text=Runs")
     page.wait_for_url("**/runs/")
     assert page.locator("details[data-navgroup=models] summary").evaluate(
@@ -48,10 +50,11 @@ def test_the_menus_work_by_keyboard(page, live_server, login):
     page.wait_for_selector("html[data-nav-ready=ready]")
     page.focus("details[data-navgroup=curate] summary")
     page.keyboard.press("Enter")
-    assert page.locator("details[data-navgroup=curate]").evaluate("d => d.open")
+    curate = page.locator("details[data-navgroup=curate]")
+    expect(curate).to_have_js_property("open", True)
     page.keyboard.press("Escape")
-    assert not page.locator("details[data-navgroup=curate]").evaluate("d => d.open")
-    assert page.evaluate("document.activeElement.closest('details').dataset.navgroup") == "curate"
+    expect(curate).to_have_js_property("open", False)
+    expect(page.locator("details[data-navgroup=curate] summary")).to_be_focused()
     page.keyboard.press("Enter")
     page.keyboard.press("Tab")
     page.keyboard.press("Tab")
@@ -71,8 +74,8 @@ def test_the_menus_open_without_script(browser, live_server):
     page.fill("#id_username", "rita")
     page.fill("#id_password", PASSWORD)
     page.click("button[type=submit]")
-    assert page.locator("nav.mainnav summary").all_inner_texts() == ["Review", "Models", "Admin"]
+    expect(page.locator("nav.mainnav summary")).to_have_text(["Review", "Models", "Admin"])
     page.click("details[data-navgroup=review] summary")
     page.click("details[data-navgroup=review] .navmenu >> text=Review queue")
-    assert "/review/" in page.url
+    page.wait_for_url("**/review/")
     context.close()

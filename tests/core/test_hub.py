@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.urls import reverse
+from django.utils import translation
 
 from annotations.access import CURATOR, REVIEWER
 from annotations.models import Item, ItemKind, ItemStatus
@@ -16,7 +17,7 @@ from tests.access.helpers import (
     review,
     secret_reject,
 )
-from tests.factories import make_item, make_user
+from tests.factories import make_benchmark, make_item, make_user
 
 
 def actions(response) -> set[str]:
@@ -82,7 +83,9 @@ class HubTest(AccessTestCase):
         review(self.items[0], self.people["reviewer2"], "reject", reason="ambiguous")
         response = self.page("adjudicator", self.url)
         self.assertIn("adjudicate", actions(response))
-        self.assertContains(response, "1 disputed")
+        # The disputes this adjudicator may settle, in this benchmark's own dispute list.
+        self.assertContains(response, "1 for you to settle")
+        self.assertContains(response, reverse("adjudication") + "?benchmark=hubbed")
         self.assertNotIn("assign", actions(response))
 
     def test_a_curator_answering_a_baseline_loses_the_pages_made_of_answers(self):
@@ -153,3 +156,47 @@ class TopBarTest(AccessTestCase):
     def test_the_current_page_is_marked_in_its_menu(self):
         page = self.page("everything", reverse("releases")).content.decode()
         self.assertIn(f'<a href="{reverse("releases")}" aria-current="page">', page)
+
+
+class HubRunLinkTest(AccessTestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.people = people_with_combinations()
+        cls.benchmark, _items = assigned("runfrom", [cls.people["reviewer"]], items=1, per_item=1)
+        assigned("another", [cls.people["reviewer"]], items=1, per_item=1, first_index=20)
+
+    def test_the_run_form_opened_from_a_hub_preselects_its_benchmark(self):
+        hub = self.page("curator", reverse("benchmark", args=["runfrom"]))
+        url = next(a.url for g in hub.context["groups"] for a in g.actions if a.key == "runs")
+        form = self.client.get(url).content.decode()
+        self.assertRegex(form, r'<option value="runfrom" selected>')
+        self.assertNotRegex(form, r'<option value="another" selected>')
+
+
+class HumanLabelsTest(AccessTestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.people = people_with_combinations()
+        benchmark = make_benchmark("gx-labels", family="gastricx")
+        make_item(benchmark, category="tnm_classification")
+
+    def test_task_keys_read_as_words_in_english_and_chinese(self):
+        url = reverse("benchmark", args=["gx-labels"])
+        english = self.page("curator", url).content.decode()
+        self.assertIn("<td>TNM classification</td>", english)
+        self.assertIn(">TNM classification</option>", english)
+        self.assertNotIn("<td>tnm_classification</td>", english)
+        # Inside override: the request's language must not stay active for the next tests.
+        with translation.override("zh-hans"):
+            chinese = self.client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+        self.assertNotIn("<td>tnm_classification</td>", chinese)
+        self.assertNotIn("<td>TNM classification</td>", chinese)
+        self.assertIn("<td>TNM 分期</td>", chinese)
+
+    def test_phases_and_box_labels_read_as_words(self):
+        from annotations.labels import box_label, phase_label
+
+        self.assertEqual(
+            (phase_label("non_contrast"), box_label("lymph_node")), ("Non-contrast", "Lymph node")
+        )
+        self.assertEqual(phase_label("odd"), "odd")

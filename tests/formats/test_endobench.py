@@ -71,13 +71,24 @@ def test_the_tsv_reader_carries_the_taxonomy_in_extra():
     assert row.image_paths == ["frames/1.jpg"]
 
 
-@pytest.mark.parametrize("missing", ["scene", "dataset", "gt", "F", "subtask"])
+@pytest.mark.parametrize("missing", ["scene", "dataset", "gt", "B", "subtask"])
 def test_the_tsv_reader_requires_endobench_columns(missing: str):
     header = [name for name in TSV_HEADER if name != missing]
     with pytest.raises(FormatError) as caught:
         list(EndoBenchTsvReader(io.BytesIO(tsv_text([header]).encode())))
     assert [problem.column for problem in caught.value.problems] == [missing]
     assert missing in ENDOBENCH_TSV_COLUMNS
+
+
+def test_a_tsv_of_four_options_reads_as_vlmevalkit_reads_it():
+    """Options A–D only (no E, F): the same file imports as VLMEvalKit; it is EndoBench too."""
+    header = TSV_HEADER[:-2]
+    row = tsv_row(1, b64(jpeg_bytes()))[:-2]
+    reader = EndoBenchTsvReader(io.BytesIO(tsv_text([header, row]).encode()))
+    [read] = list(reader)
+    assert reader.problems == []
+    assert read.options == {"A": "hyperplastic", "B": "adenoma", "C": "", "D": ""}
+    assert read.answer == "B"
 
 
 def test_the_json_reader_finds_images_in_the_endobench_images_folder(tmp_path: Path):

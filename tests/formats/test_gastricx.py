@@ -201,8 +201,14 @@ def test_it_accepts_a_root_wrapping_the_cases_in_one_folder(tmp_path):
 def test_it_refuses_a_root_without_cases(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    with pytest.raises(FormatError, match="no case folders"):
+    with pytest.raises(FormatError, match="no case folders") as caught:
         read_gastricx_root(tmp_path)
+    # Said in words that name what is missing, not "The file holds no item." (issue 28).
+    [problem] = caught.value.problems
+    assert problem.code == "no_case_json"
+    from annotations.labels import IMPORT_PROBLEM_LABELS
+
+    assert "No case.json found" in str(IMPORT_PROBLEM_LABELS[problem.code])
 
 
 def test_box_bounds_are_checked_against_loaded_volume_shapes(tmp_path):

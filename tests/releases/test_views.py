@@ -87,7 +87,17 @@ def test_a_curator_previews_then_confirms_a_release_from_the_form(
     assert "2 items will be released" in html and "withheld: outside the filters" in html
     signature = preview.context["signature"]
 
-    response = client.post(reverse("release-new", args=["endo"]), {**fields, "confirm": signature})
+    # Building publishes: without the tick it is refused, nothing queued.
+    assert 'name="publish"' in html and "required" in html
+    unticked = client.post(reverse("release-new", args=["endo"]), {**fields, "confirm": signature})
+    assert (
+        unticked.status_code == 200 and "Tick “Publish this release”" in unticked.content.decode()
+    )
+    assert not Release.objects.exists() and queued == []
+
+    response = client.post(
+        reverse("release-new", args=["endo"]), {**fields, "confirm": signature, "publish": "1"}
+    )
 
     release = Release.objects.get(name="EndoTest")
     assert response.status_code == 302 and response.url == reverse("release", args=[release.pk])
@@ -102,7 +112,7 @@ def test_a_confirmation_of_another_selection_shows_the_preview_again(
     fields = {"name": "EndoTest", "version": "0.9", "filter_split": ["test"]}
     signature = client.post(reverse("release-new", args=["endo"]), fields).context["signature"]
 
-    changed = {**fields, "filter_split": ["dev"], "confirm": signature}
+    changed = {**fields, "filter_split": ["dev"], "confirm": signature, "publish": "1"}
     response = client.post(reverse("release-new", args=["endo"]), changed)
 
     assert response.status_code == 200 and response.context["preview"].released == 2
@@ -121,7 +131,7 @@ def test_an_empty_selection_is_refused_with_its_reason_and_no_build_button(
     html = preview.content.decode()
     assert "Nothing to release." in html and "None of the 6 items that match is curated" in html
     assert 'name="confirm"' not in html and "signature" in preview.context
-    forced = {**fields, "confirm": preview.context["signature"]}
+    forced = {**fields, "confirm": preview.context["signature"], "publish": "1"}
     assert client.post(reverse("release-new", args=["endo"]), forced).status_code == 200
     assert not Release.objects.exists() and queued == []
     with pytest.raises(DomainError, match="nothing to release"):

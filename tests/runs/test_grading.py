@@ -188,13 +188,33 @@ class SessionCreateViewTests(GradingTestCase):
 
     def test_a_curator_creates_a_session(self):
         self.client.force_login(self.people["curator"])
-        response = self.client.post(self.url, {"run_a": self.run_b.pk, "run_b": self.run_a.pk})
+        grader = self.people["reviewer"].pk
+        response = self.client.post(
+            self.url, {"run_a": self.run_b.pk, "run_b": self.run_a.pk, "graders": [grader]}
+        )
         self.assertRedirects(response, reverse("grading"))
         self.assertEqual(GradingSession.objects.count(), 2)
+        self.assertEqual(
+            list(GradingSession.objects.latest("pk").graders.values_list("pk", flat=True)),
+            [grader],
+        )
+
+    def test_a_session_names_its_graders(self):
+        self.client.force_login(self.people["curator"])
+        response = self.client.post(self.url, {"run_a": self.run_b.pk, "run_b": self.run_a.pk})
+        self.assertContains(response, "Pick at least one grader.", status_code=400)
+        self.assertEqual(GradingSession.objects.count(), 1)
 
     def test_the_same_run_twice_is_refused(self):
         self.client.force_login(self.people["curator"])
-        response = self.client.post(self.url, {"run_a": self.run_a.pk, "run_b": self.run_a.pk})
+        response = self.client.post(
+            self.url,
+            {
+                "run_a": self.run_a.pk,
+                "run_b": self.run_a.pk,
+                "graders": [self.people["reviewer"].pk],
+            },
+        )
         self.assertContains(response, "two different runs", status_code=400)
 
     def test_it_refuses_a_get_anonymous_users_and_reviewers(self):

@@ -280,14 +280,20 @@ class ReportGradingPageTests(ReportGradingTestCase):
         before = GradingSession.objects.count()
         response = self.client.post(
             reverse("grading-create"),
-            {"task": "report_generation", "run_a": self.run_a.pk, "run_b": ""},
+            {
+                "task": "report_generation",
+                "run_a": self.run_a.pk,
+                "run_b": "",
+                "graders": [self.people["reviewer"].pk],
+            },
         )
         self.assertRedirects(response, reverse("grading"))
         created = GradingSession.objects.order_by("pk").last()
         self.assertEqual(GradingSession.objects.count(), before + 1)
         self.assertIsNone(created.run_b)
         response = self.client.post(
-            reverse("grading-create"), {"run_a": self.run_a.pk, "run_b": ""}
+            reverse("grading-create"),
+            {"run_a": self.run_a.pk, "run_b": "", "graders": [self.people["reviewer"].pk]},
         )
         self.assertEqual(response.status_code, 400)
         self.assertContains(
