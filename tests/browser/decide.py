@@ -1,0 +1,79 @@
+"""What a clinician does on the review and adjudication pages, step by step, for each kind."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from tests.browser.review_worlds import CORRECTED
+
+BOX_3D = ("x0", "y0", "z0", "x1", "y1", "z1")
+
+
+def open_review(page, live_server, item) -> None:
+    page.goto(f"{live_server.url}/review/items/{item.pk}/")
+    expect(page.locator("html")).to_have_attribute("data-review-keys", "ready")
+    expect(page.locator(f"[data-review-work][data-item='{item.pk}']")).to_be_visible()
+
+
+def open_adjudication(page, live_server, item) -> None:
+    page.goto(f"{live_server.url}/adjudication/items/{item.pk}/")
+    expect(page.locator("html")).to_have_attribute("data-review-keys", "ready")
+    expect(page.locator(f"[data-adjudicate-work][data-item='{item.pk}']")).to_be_visible()
+
+
+def fill_correction(page, form: str, kind: str, value) -> None:
+    """Type or pick the correction in the edit panel of `form`, as a clinician does."""
+    scope = page.locator(form)
+    if kind == "mcq":
+        row = scope.locator("[data-opt-row]").nth("ABCDEF".index(value))
+        row.locator("input[type=radio]").check()
+    elif kind in ("label", "label_n"):
+        scope.locator("select[name=label]").select_option(value)
+    elif kind == "open":
+        scope.locator("textarea[name=reference]").fill(value)
+    elif kind == "box3d":
+        for name, number in zip(BOX_3D, value, strict=True):
+            scope.locator(f"input[name={name}]").fill(str(number))
+    else:
+        raise AssertionError(f"no correction form for {kind}")
+
+
+def left_item(page, work: str, item) -> None:
+    """The decision went through: the page moved on (another item, or the empty queue)."""
+    moved = page.locator(f"{work}:not([data-item='{item.pk}']), .work-error")
+    expect(moved.first).to_be_visible()
+    errors = page.locator(".work-error")
+    assert errors.count() == 0, errors.first.inner_text()
+
+
+def review_decide(page, kind: str, action: str, *, value=None) -> None:
+    """accept, edit (to `value`, else the kind's first correction) or reject."""
+    form = "[data-review-form]"
+    if action == "accept":
+        page.click(f"{form} button[data-verdict=accept]")
+    elif action == "edit":
+        page.click(f"{form} .verdicts [data-mode-set=edit]")
+        fill_correction(page, form, kind, value if value is not None else CORRECTED[kind][0])
+        page.click(f"{form} button[data-verdict=edit]")
+    elif action == "reject":
+        page.click(f"{form} .verdicts [data-mode-set=reject]")
+        page.locator(f"{form} .reason").first.click()
+        page.click(f"{form} button[data-verdict=reject]")
+    else:
+        raise AssertionError(action)
+
+
+def adjudicate(page, kind: str, action: str, *, value=None) -> None:
+    """take_a, take_b, new (a version of its own) or reject, by clicking."""
+    form = "[data-adjudicate-form]"
+    if action in ("take_a", "take_b"):
+        page.click(f"{form} .verdicts [data-choice={action[-1]}]")
+    elif action == "new":
+        page.click(f"{form} .verdicts [data-mode-set=edit]")
+        fill_correction(page, form, kind, value)
+        page.click(f"{form} button.edit-only[data-choice=new]")
+    elif action == "reject":
+        page.click(f"{form} .verdicts [data-mode-set=reject]")
+        page.click(f"{form} button[data-reject]")
+    else:
+        raise AssertionError(action)
