@@ -128,10 +128,11 @@ def adjudication_item(request: HttpRequest, pk: int) -> HttpResponse:
     page = selectors.adjudication_page(request.user, pk)
     if request.method == "GET":
         return _render(request, _context(page, request))
-    form = AdjudicateForm(request.POST)
+    form = AdjudicateForm(request.POST, item=page.item)
     draft = _draft(page.item, request.POST)
     if not form.is_valid():
-        context = _context(page, request, error=_("Choose A, B or a new version."), draft=draft)
+        error = form.first_error(_("Choose A, B or a new version."))
+        context = _context(page, request, error=error, draft=draft)
         return _render(request, context, status=400)
     data = form.cleaned_data
     try:
@@ -141,7 +142,10 @@ def adjudication_item(request: HttpRequest, pk: int) -> HttpResponse:
             choice=data["choice"],
             version=data["version"],
             content=posted_item_content(
-                page.item, request.POST, question=data["question"], answer=data["answer"]
+                page.item,
+                request.POST,
+                question=data.get("question", ""),
+                answer=data.get("answer", ""),
             ),
             reject=data["reject"],
             comment=data["comment"],

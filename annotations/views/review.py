@@ -134,9 +134,9 @@ def review_item(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "GET":
         changing = request.GET.get("change") == "1" and page.can_change
         return _render(request, work_context(page, request, changing=changing))
-    form = ReviewForm(request.POST)
+    form = ReviewForm(request.POST, item=page.item)
     if not form.is_valid():
-        return _refused(request, page, _("Choose a verdict."), status=400)
+        return _refused(request, page, form.first_error(_("Choose a verdict.")), status=400)
     try:
         _submit(request, page, form)
     except DomainError as error:
@@ -189,7 +189,10 @@ def _submit(request: HttpRequest, page: selectors.ReviewPage, form: ReviewForm):
     content = None
     if data["verdict"] == "edit":
         content = posted_item_content(
-            page.item, request.POST, question=data["question"], answer=data["answer"]
+            page.item,
+            request.POST,
+            question=data.get("question", ""),
+            answer=data.get("answer", ""),
         )
     # A form opened from my own review changes it; otherwise it is my first verdict.
     write = review_changes.review_change if request.POST.get("changing") == "1" else review_submit
