@@ -27,6 +27,7 @@ from annotations.views.content import (
     posted_item_content,
     version_change,
 )
+from annotations.views.review import decision_page, work_area_only
 
 PAGE = "review/adjudicate.html"
 
@@ -91,10 +92,11 @@ def _context(page: selectors.AdjudicationPage, request: HttpRequest, **extra) ->
 
 
 def _render(request: HttpRequest, context: dict, *, status: int = 200, url: str = ""):
-    response = render(request, f"{PAGE}#work" if request.htmx else PAGE, context, status=status)
+    template = f"{PAGE}#work" if work_area_only(request) else PAGE
+    response = render(request, template, context, status=status)
     if request.htmx and url:
         push_url(response, url)
-    return response
+    return decision_page(response)
 
 
 @require_GET
