@@ -245,6 +245,7 @@ document.addEventListener("keydown", (event) => {
     setMode(form, "view");
     return event.preventDefault();
   }
+  if (MODIFIERS.includes(event.key)) return; // Shift of Shift+A is not "another key"
   if (event.key === "Escape" && form?.dataset.armed) {
     disarm(form);
     return event.preventDefault();
@@ -274,6 +275,8 @@ document.addEventListener("keydown", (event) => {
   else if (event.key === "-" || event.key === "_") zoomAll(0.8);
   else if (event.key === "0") zoomAll(0);
 });
+const MODIFIERS = ["Shift", "Control", "Alt", "Meta", "AltGraph", "CapsLock"];
+
 function handlerOf(form) {
   if (form.matches("[data-review-form]")) return reviewKeys;
   if (form.matches("[data-adjudicate-form]")) return adjudicateKeys;

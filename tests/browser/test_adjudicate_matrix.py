@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from playwright.sync_api import expect
 
 from annotations.models import Adjudication, Assignment, Item, Review
 from tests.browser.decide import adjudicate, left_item, open_adjudication
@@ -85,3 +86,28 @@ def _applied(kind: str, review: Review) -> Item:
         reference=content.get("reference", ""),
         target=content.get("target"),
     )
+
+
+@pytest.mark.parametrize("kind", ["mcq", "label"])
+def test_a_take_by_key_asks_for_the_same_key_again(page, live_server, login, tmp_path, kind):
+    """A or B (Shift+A, Shift+B beside a CT) arms the take; only the same key again settles."""
+    people, item = disputed(kind, tmp_path)
+    shift = "Shift+" if kind == "label" else ""
+    login(people["adjudicator"].username)
+    open_adjudication(page, live_server, item)
+    form = page.locator("[data-adjudicate-form]")
+
+    page.keyboard.press(f"{shift}KeyA")
+    expect(form).to_have_attribute("data-armed", "a")
+    expect(page.locator("[data-take-for=a]")).to_be_visible()
+    page.keyboard.press("Escape")  # lets go
+    expect(page.locator("[data-take-confirm]")).to_be_hidden()
+    page.keyboard.press(f"{shift}KeyA")
+    page.keyboard.press(f"{shift}KeyB")  # another key: now B is asked for, A let go
+    expect(form).to_have_attribute("data-armed", "b")
+    expect(page.locator("[data-take-for=a]")).to_be_hidden()
+    assert not Adjudication.objects.filter(item=item).exists()
+
+    page.keyboard.press(f"{shift}KeyB")
+    left_item(page, "[data-adjudicate-work]", item)
+    assert Adjudication.objects.get(item=item).choice == "b"
