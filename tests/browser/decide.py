@@ -26,7 +26,7 @@ def open_adjudication(page, live_server, item) -> None:
 def fill_correction(page, form: str, kind: str, value) -> None:
     """Type or pick the correction in the edit panel of `form`, as a clinician does."""
     scope = page.locator(form)
-    if kind == "mcq":
+    if kind in ("mcq", "pair"):
         row = scope.locator("[data-opt-row]").nth("ABCDEF".index(value))
         row.locator("input[type=radio]").check()
     elif kind in ("label", "label_n"):

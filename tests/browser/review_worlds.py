@@ -10,9 +10,12 @@ from pathlib import Path
 
 from annotations.models import Item
 from annotations.services.cases import gastricx_import
+from annotations.services.degrade import benchmark_degrade
+from annotations.services.pair_review import pair_review_submit
 from annotations.services.review import assignments_create, review_submit
 from tests.cases.builders import SMALL_GEOMETRY, case_document, write_case
 from tests.factories import jpeg_bytes, make_benchmark, make_item, make_personas
+from tests.pairs.helpers import make_pair_benchmark
 
 # (item kind, Gastric-X task, category): the item each matrix row works on.
 GASTRIC_KINDS = {
@@ -23,6 +26,8 @@ GASTRIC_KINDS = {
     "retrieval": ("retrieval", "diagnostic"),
 }
 KINDS = ("mcq", "box2d", *GASTRIC_KINDS)
+# A degraded twin of a MedQ-DEG item: judged on its pair page, adjudicated as its kind (mcq).
+PAIR = "pair"
 # What each kind's correction sets (the second value a reviewer B proposes).
 CORRECTED = {
     "mcq": ("C", "D"),
@@ -50,7 +55,12 @@ def world(kind: str, tmp_path: Path) -> tuple[dict, Item]:
     """The personas and one item of `kind`, assigned to alice (A) and bob (B)."""
     people = make_personas()
     reviewers = [people["reviewer"], people["reviewer2"]]
-    if kind in GASTRIC_KINDS:
+    if kind == PAIR:
+        benchmark = make_pair_benchmark(size=64)
+        benchmark_degrade(benchmark=benchmark, kinds="gaussian_noise", severities="mild", seed=0)
+        item = Item.objects.filter(clean_twin__isnull=False).order_by("source_index").first()
+        filters = None
+    elif kind in GASTRIC_KINDS:
         benchmark = gastric_benchmark(tmp_path / "cases", people)
         task, category = GASTRIC_KINDS[kind]
         item = Item.objects.get(
@@ -88,6 +98,19 @@ def content_of(kind: str, value) -> dict:
 def disputed(kind: str, tmp_path: Path) -> tuple[dict, Item]:
     """An item of `kind` that alice and bob decided differently (A: alice, B: bob)."""
     people, item = world(kind, tmp_path)
+    if kind == PAIR:  # alice: still answerable; bob: not
+        for reviewer, answerable in ((people["reviewer"], True), (people["reviewer2"], False)):
+            pair_review_submit(
+                item=item,
+                reviewer=reviewer,
+                version=item.version,
+                answerable=answerable,
+                realism=4,
+                severity_judgement="right",
+            )
+        item.refresh_from_db()
+        assert item.status == "disputed"
+        return people, item
     if kind in EDITABLE:
         first, second = CORRECTED[kind]
         decisions = [("edit", first), ("edit", second)]

@@ -10,13 +10,14 @@ from playwright.sync_api import expect
 
 from annotations.models import Adjudication, Assignment, Item, Review
 from tests.browser.decide import adjudicate, left_item, open_adjudication
-from tests.browser.review_worlds import EDITABLE, KINDS, disputed
+from tests.browser.review_worlds import EDITABLE, KINDS, PAIR, disputed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # A version of the adjudicator's own, differing from both reviewers'.
 NEW = {
     "mcq": "B",
+    PAIR: "C",
     "label": "T4aN2M0",
     "label_n": "N2",
     "open": "Wall thickening with two perigastric nodes. No ascites.",
@@ -32,7 +33,7 @@ def _media(settings, tmp_path_factory):
 
 
 def settled_value(kind: str, item: Item):
-    if kind == "mcq" or kind.startswith("label"):
+    if kind in ("mcq", PAIR) or kind.startswith("label"):
         return item.answer
     if kind == "open":
         return item.reference
@@ -44,8 +45,8 @@ def review_in_slot(item: Item, slot: int) -> Review:
     return Review.objects.get(item=item, reviewer=reviewer)
 
 
-CASES = [(kind, action) for kind in KINDS for action in ("take_a", "take_b", "reject")] + [
-    (kind, "new") for kind in EDITABLE
+CASES = [(kind, action) for kind in (*KINDS, PAIR) for action in ("take_a", "take_b", "reject")] + [
+    (kind, "new") for kind in (*EDITABLE, PAIR)
 ]
 
 

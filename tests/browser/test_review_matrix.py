@@ -9,9 +9,10 @@ import pytest
 from playwright.sync_api import expect
 
 from annotations.models import RejectReason, Review, ReviewChange
+from annotations.services.pair_review import pair_review_submit
 from annotations.services.review import review_submit
 from tests.browser.decide import left_item, open_review, review_decide
-from tests.browser.review_worlds import CORRECTED, EDITABLE, KINDS, world
+from tests.browser.review_worlds import CORRECTED, EDITABLE, KINDS, PAIR, world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -87,4 +88,23 @@ def test_a_reviewer_withdraws_a_verdict_on_the_page(page, live_server, login, tm
     expect(page.locator("[data-review-notice]")).to_contain_text("Your verdict is withdrawn.")
     # The item is mine to decide again, on the same page.
     expect(page.locator("[data-review-form] button[data-verdict=accept]")).to_be_visible()
+    assert not Review.objects.filter(item=item, reviewer=alice).exists()
+
+
+def test_a_reviewer_withdraws_a_pair_judgement_on_the_pair_page(page, live_server, login, tmp_path):
+    people, item = world(PAIR, tmp_path)
+    alice = people["reviewer"]
+    pair_review_submit(
+        item=item,
+        reviewer=alice,
+        version=item.version,
+        answerable=True,
+        realism=4,
+        severity_judgement="right",
+    )
+    login(alice.username)
+    page.goto(f"{live_server.url}/pairs/{item.pk}/")
+    page.click("[data-pair-withdraw] button[type=submit]")
+    expect(page.locator("[data-pair-form]")).to_be_visible()
+    expect(page.locator("[data-pair-withdraw]")).to_have_count(0)
     assert not Review.objects.filter(item=item, reviewer=alice).exists()
