@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 from tests.browser.review_worlds import CORRECTED
 
 BOX_3D = ("x0", "y0", "z0", "x1", "y1", "z1")
+BOX_2D = ("x0", "y0", "x1", "y1")  # pixels on the item's image
 
 
 def open_review(page, live_server, item) -> None:
@@ -33,8 +34,8 @@ def fill_correction(page, form: str, kind: str, value) -> None:
         scope.locator("select[name=label]").select_option(value)
     elif kind == "open":
         scope.locator("textarea[name=reference]").fill(value)
-    elif kind == "box3d":
-        for name, number in zip(BOX_3D, value, strict=True):
+    elif kind in ("box3d", "box2d"):
+        for name, number in zip(BOX_3D if kind == "box3d" else BOX_2D, value, strict=True):
             scope.locator(f"input[name={name}]").fill(str(number))
     else:
         raise AssertionError(f"no correction form for {kind}")

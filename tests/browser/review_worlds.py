@@ -37,7 +37,7 @@ CORRECTED = {
     "box3d": ([10, 12, 1, 20, 30, 5], [12, 14, 2, 22, 32, 6]),
     "box2d": ([10, 10, 40, 30], [12, 12, 44, 36]),
 }
-EDITABLE = ("mcq", "label", "label_n", "open", "box3d")
+EDITABLE = ("mcq", "label", "label_n", "open", "box3d", "box2d")
 
 
 def gastric_benchmark(root: Path, people: dict):
@@ -92,7 +92,7 @@ def content_of(kind: str, value) -> dict:
         return {"answer": value}
     if kind == "open":
         return {"reference": value}
-    return {"voxel": value}
+    return {"box": value} if kind == "box2d" else {"voxel": value}
 
 
 def disputed(kind: str, tmp_path: Path) -> tuple[dict, Item]:

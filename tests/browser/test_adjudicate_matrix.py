@@ -22,6 +22,7 @@ NEW = {
     "label_n": "N2",
     "open": "Wall thickening with two perigastric nodes. No ascites.",
     "box3d": [11, 13, 2, 21, 31, 6],
+    "box2d": [11, 11, 41, 31],
 }
 
 

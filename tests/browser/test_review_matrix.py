@@ -32,7 +32,7 @@ def proposed(kind: str, review: Review):
         return content["answer"]
     if kind == "open":
         return content["reference"]
-    return content["target"]["voxel"]
+    return content["target"]["box" if kind == "box2d" else "voxel"]
 
 
 CASES = [(kind, action) for kind in KINDS for action in ("accept", "reject")] + [
