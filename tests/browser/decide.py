@@ -8,6 +8,10 @@ from playwright.sync_api import expect
 
 from tests.browser.review_worlds import CORRECTED
 
+# A decision on a Gastric-X page posts, redirects and loads the next case on a shared, loaded
+# machine: wait for the condition as long as the page's own default (conftest), not 5 s.
+expect.set_options(timeout=30_000)
+
 BOX_3D = ("x0", "y0", "z0", "x1", "y1", "z1")
 BOX_2D = ("x0", "y0", "x1", "y1")  # pixels on the item's image
 
