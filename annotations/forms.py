@@ -97,7 +97,8 @@ class KindFieldsForm(forms.Form):
     """A decision form whose fields follow the item's kind, as its page's edit panel does.
 
     Only a multiple-choice page sends an option `answer` (a letter); a classification page
-    sends its `label`, a report page its `reference`, a 3D box page six voxel numbers. Fields
+    sends its `label`, a report page its `reference`, a box page its voxel (3D) or pixel (2D)
+    numbers. Fields
     of other kinds are not read, so what one kind's page sends is never judged by another's
     rules (a TNM label is not a letter). The service checks the content itself.
     """
@@ -127,11 +128,11 @@ class KindFieldsForm(forms.Form):
                 self.fields[name] = forms.IntegerField(required=False, min_value=0)
 
     def first_error(self, default: str) -> str:
-        """The message of what was refused: `default` for a missing decision."""
-        for name, errors in self.errors.items():
-            if name not in ("verdict", "choice", "version"):
-                return f"{errors[0]}"
-        return default
+        """What was refused: `default` when the decision itself is missing, else the first
+        field's own message (a label outside the set names the set)."""
+        if {"verdict", "choice", "version"} & set(self.errors):
+            return default
+        return str(next(iter(self.errors.values()))[0])
 
 
 class ReviewForm(KindFieldsForm):
