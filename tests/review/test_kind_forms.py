@@ -64,3 +64,34 @@ def test_a_label_dispute_is_settled_through_the_rendered_form(client, tmp_path, 
     response = response.submit(client)
     assert response.status_code == 302, response.content.decode()[:300]
     assert Adjudication.objects.get(item=item).choice == choice
+
+
+def test_the_api_takes_a_label_correction_and_a_new_label_version(tmp_path):
+    """The API's decisions take every kind's content too (a label is not a letter)."""
+    from rest_framework.test import APIClient
+
+    people, item = world("label", tmp_path)
+    api = APIClient()
+    api.force_authenticate(people["reviewer"])
+    body = {"verdict": "edit", "version": item.version, "content": {"answer": "T4aN2M0"}}
+    response = api.post(f"/api/items/{item.pk}/reviews/", body, format="json")
+    assert response.status_code == 201, response.content
+    assert Review.objects.get(item=item).content["answer"] == "T4aN2M0"
+    body["content"] = {"answer": "T9N9M9"}
+    api.force_authenticate(people["reviewer2"])
+    response = api.post(f"/api/items/{item.pk}/reviews/", body, format="json")
+    assert response.status_code == 400
+    assert "T9N9M9 is not in the label set" in response.json()["detail"]
+
+
+def test_the_api_settles_a_label_dispute_with_a_new_version(tmp_path):
+    from rest_framework.test import APIClient
+
+    people, item = disputed("label", tmp_path)
+    api = APIClient()
+    api.force_authenticate(people["adjudicator"])
+    body = {"choice": "new", "version": item.version, "content": {"answer": "T4aN2M0"}}
+    response = api.post(f"/api/items/{item.pk}/adjudication/", body, format="json")
+    assert response.status_code == 201, response.content
+    item.refresh_from_db()
+    assert (item.status, item.answer) == ("adjudicated", "T4aN2M0")
