@@ -26,6 +26,14 @@ class PageForm:
         self.form.inputs[name].value = str(value)
         return self
 
+    def set_all(self, name: str, values: list[str]) -> PageForm:
+        """Type into each of the page's fields called `name`, in order (option rows)."""
+        fields = [field for field in self.form.inputs if field.name == name]
+        assert len(fields) == len(values), f"the page has {len(fields)} fields {name!r}"
+        for field, value in zip(fields, values, strict=True):
+            field.value = value
+        return self
+
     def press(self, xpath: str) -> PageForm:
         """Press the form's button matching `xpath` (relative to the form)."""
         buttons = self.form.xpath(xpath)
@@ -45,5 +53,6 @@ class PageForm:
             values.setdefault(name, []).append(value)
         return values
 
-    def submit(self, client):
-        return client.post(self.action, self.data())
+    def submit(self, client, **headers):
+        """Post the form as the page does (`HTTP_HX_REQUEST` when htmx sends it)."""
+        return client.post(self.action, self.data(), **headers)
