@@ -19,6 +19,8 @@ from annotations.models import (
     Benchmark,
     EndpointKind,
     GradingTask,
+    Item,
+    ItemKind,
     ItemStatus,
     ModelEndpoint,
     Preference,
@@ -30,6 +32,7 @@ from annotations.scoring.triage import ALL_CODES
 from annotations.selectors.runs import SUMMARY_FIELDS
 from annotations.services.grading import SIDES
 from annotations.services.import_jobs import StoredUpload, file_type_problem
+from annotations.services.item_content import label_set
 from annotations.services.pair_review import LEFT, RIGHT
 from annotations.services.runs import MAX_CONCURRENCY
 from annotations.uploads import too_large_message
@@ -88,24 +91,65 @@ class ImportForm(forms.Form):
 # --- review and adjudication ----------------------------------------------------------------
 
 
-class ReviewForm(forms.Form):
+BOX_FIELDS = ("x0", "y0", "z0", "x1", "y1", "z1")
+
+
+class KindFieldsForm(forms.Form):
+    """A decision form whose fields follow the item's kind, as its page's edit panel does.
+
+    Only a multiple-choice page sends an option `answer` (a letter); a classification page
+    sends its `label`, a report page its `reference`, a box page its voxel (3D) or pixel (2D)
+    numbers. Fields
+    of other kinds are not read, so what one kind's page sends is never judged by another's
+    rules (a TNM label is not a letter). The service checks the content itself.
+    """
+
+    def __init__(self, *args, item: Item, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.kind = item.kind
+        if item.kind == ItemKind.MCQ:
+            self.fields["question"] = forms.CharField(required=False, strip=False)
+            self.fields["answer"] = forms.CharField(required=False, max_length=1)
+        elif item.kind == ItemKind.LABEL:
+            labels = label_set(item)
+            self.fields["label"] = forms.ChoiceField(
+                required=False,
+                choices=[("", "")] + [(label, label) for label in labels],
+                error_messages={
+                    "invalid_choice": format_lazy(
+                        gettext_lazy("Choose a label of the set ({labels})."),
+                        labels=", ".join(labels),
+                    )
+                },
+            )
+        elif item.kind in (ItemKind.OPEN, ItemKind.RETRIEVAL):
+            self.fields["reference"] = forms.CharField(required=False, strip=False)
+        elif item.kind == ItemKind.BOX:
+            for name in BOX_FIELDS:
+                self.fields[name] = forms.IntegerField(required=False, min_value=0)
+
+    def first_error(self, default: str) -> str:
+        """What was refused: `default` when the decision itself is missing, else the first
+        field's own message (a label outside the set names the set)."""
+        if {"verdict", "choice", "version"} & set(self.errors):
+            return default
+        return str(next(iter(self.errors.values()))[0])
+
+
+class ReviewForm(KindFieldsForm):
     verdict = forms.ChoiceField(
         choices=[("accept", "accept"), ("edit", "edit"), ("reject", "reject")]
     )
     version = forms.IntegerField(min_value=1)
-    question = forms.CharField(required=False, strip=False)
-    answer = forms.CharField(required=False, max_length=1)
     reason = forms.CharField(required=False)
     comment = forms.CharField(required=False)
     seconds_spent = forms.FloatField(required=False, min_value=0)
 
 
-class AdjudicateForm(forms.Form):
+class AdjudicateForm(KindFieldsForm):
     choice = forms.ChoiceField(choices=AdjudicationChoice.choices)
     version = forms.IntegerField(min_value=1)
     reject = forms.BooleanField(required=False)
-    question = forms.CharField(required=False)
-    answer = forms.CharField(required=False, max_length=1)
     comment = forms.CharField(required=False)
 
 

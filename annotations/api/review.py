@@ -40,6 +40,27 @@ class ContentSerializer(serializers.Serializer):
     answer = serializers.CharField(max_length=1)
 
 
+class DecisionContentSerializer(serializers.Serializer):
+    """A proposed content of any item kind, as the review and adjudication pages send it: the
+    question, options and answer letter of a multiple-choice item; the label (`answer`) of a
+    classification item; the `reference` of a report; the `voxel` (3D) or `box` (2D, pixels)
+    of a box. The service checks it against the item's kind (services.item_content)."""
+
+    question = serializers.CharField(required=False, allow_blank=True)
+    hint = serializers.CharField(required=False, allow_blank=True)
+    options = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
+    answer = serializers.CharField(
+        required=False, allow_blank=True, max_length=100, help_text="option letter, or label"
+    )
+    reference = serializers.CharField(required=False, allow_blank=True)
+    voxel = serializers.ListField(
+        child=serializers.IntegerField(), min_length=6, max_length=6, required=False
+    )
+    box = serializers.ListField(
+        child=serializers.IntegerField(), min_length=4, max_length=4, required=False
+    )
+
+
 class ItemOutput(serializers.Serializer):
     id = serializers.IntegerField()
     benchmark = serializers.CharField(source="benchmark.name")
@@ -134,7 +155,7 @@ class ItemReviewsApi(APIView):
     class InputSerializer(serializers.Serializer):
         verdict = serializers.ChoiceField(choices=Verdict.choices)
         version = serializers.IntegerField(min_value=1)
-        content = ContentSerializer(required=False, allow_null=True)
+        content = DecisionContentSerializer(required=False, allow_null=True)
         reason = serializers.ChoiceField(
             choices=RejectReason.choices, required=False, allow_blank=True
         )
@@ -227,7 +248,7 @@ class ItemAdjudicationApi(APIView):
     class InputSerializer(serializers.Serializer):
         choice = serializers.ChoiceField(choices=AdjudicationChoice.choices)
         version = serializers.IntegerField(min_value=1)
-        content = ContentSerializer(required=False, allow_null=True)
+        content = DecisionContentSerializer(required=False, allow_null=True)
         reject = serializers.BooleanField(required=False, default=False)
         comment = serializers.CharField(required=False, allow_blank=True)
 

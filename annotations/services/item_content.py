@@ -81,6 +81,9 @@ def content_clean(raw: dict | None, *, item: Item, max_options: int) -> dict:
         content = content_normalise({**own, "answer": raw.get("answer")}, item.kind)
         _check_label(item, content["answer"])
         return content
+    if item.kind == ItemKind.BOX and not (item.target or {}).get("phase"):
+        target = {**(item.target or {}), "box": _checked_image_box(item, raw.get("box"))}
+        return content_normalise({**own, "target": target}, item.kind)
     if item.kind == ItemKind.BOX:
         target = {**(item.target or {}), **_checked_box(item, raw.get("voxel"))}
         return content_normalise({**own, "target": target}, item.kind)
@@ -144,6 +147,25 @@ def _checked_box(item: Item, voxel) -> dict:
                 % {"a": name, "n": sizes[axis]}
             )
     return {"voxel": numbers, "mm": ct.box_voxel_to_mm(numbers, ct.VolumeGeometry.of(volume))}
+
+
+def _checked_image_box(item: Item, box) -> list[int]:
+    """A corrected box on the item's image, in pixels (x0, y0, x1, y1; x1 and y1 end-exclusive)."""
+    message = _("A box on the image needs four whole numbers: x0, y0, x1, y1.")
+    if not isinstance(box, list | tuple) or len(box) != 4:
+        raise DomainError(message)
+    try:
+        x0, y0, x1, y1 = (int(value) for value in box)
+    except (TypeError, ValueError):
+        raise DomainError(message) from None
+    link = item.item_images.select_related("image").order_by("position").first()
+    width, height = (link.image.width, link.image.height) if link else (x1, y1)
+    if not (0 <= x0 < x1 <= width and 0 <= y0 < y1 <= height):
+        raise DomainError(
+            _("The box must have 0 ≤ x0 < x1 ≤ %(w)d and 0 ≤ y0 < y1 ≤ %(h)d on this image.")
+            % {"w": width, "h": height}
+        )
+    return [x0, y0, x1, y1]
 
 
 def _mcq_clean(raw: dict | None, *, item: Item, max_options: int) -> dict:

@@ -27,6 +27,7 @@ from annotations.views.content import (
     posted_item_content,
     version_change,
 )
+from annotations.views.review import decision_page, work_area_only
 
 PAGE = "review/adjudicate.html"
 # The benchmark whose disputes the adjudicator settles (opened from its hub); none: every one.
@@ -93,10 +94,11 @@ def _context(page: selectors.AdjudicationPage, request: HttpRequest, **extra) ->
 
 
 def _render(request: HttpRequest, context: dict, *, status: int = 200, url: str = ""):
-    response = render(request, f"{PAGE}#work" if request.htmx else PAGE, context, status=status)
+    template = f"{PAGE}#work" if work_area_only(request) else PAGE
+    response = render(request, template, context, status=status)
     if request.htmx and url:
         push_url(response, url)
-    return response
+    return decision_page(response)
 
 
 @require_GET
@@ -142,10 +144,11 @@ def adjudication_item(request: HttpRequest, pk: int) -> HttpResponse:
     )
     if request.method == "GET":
         return _render(request, _context(page, request))
-    form = AdjudicateForm(request.POST)
+    form = AdjudicateForm(request.POST, item=page.item)
     draft = _draft(page.item, request.POST)
     if not form.is_valid():
-        context = _context(page, request, error=_("Choose A, B or a new version."), draft=draft)
+        error = form.first_error(_("Choose A, B or a new version."))
+        context = _context(page, request, error=error, draft=draft)
         return _render(request, context, status=400)
     data = form.cleaned_data
     try:
@@ -155,7 +158,10 @@ def adjudication_item(request: HttpRequest, pk: int) -> HttpResponse:
             choice=data["choice"],
             version=data["version"],
             content=posted_item_content(
-                page.item, request.POST, question=data["question"], answer=data["answer"]
+                page.item,
+                request.POST,
+                question=data.get("question", ""),
+                answer=data.get("answer", ""),
             ),
             reject=data["reject"],
             comment=data["comment"],

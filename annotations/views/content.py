@@ -13,6 +13,7 @@ from annotations.services.item_content import guess_kind
 from annotations.services.review import content_normalise
 
 BOX_FIELDS = ("x0", "y0", "z0", "x1", "y1", "z1")
+IMAGE_BOX_FIELDS = ("x0", "y0", "x1", "y1")  # a box on an image (a target without a CT phase)
 
 WORD = re.compile(r"\s+|[^\s]+")
 
@@ -55,24 +56,29 @@ def posted_item_content(item: Item, post: QueryDict, *, question: str, answer: s
         return {"reference": post.get("reference", "")}
     if item.kind == ItemKind.LABEL:
         return {"answer": post.get("label", "")}
+    if not (item.target or {}).get("phase"):
+        return {"box": [post.get(name, "").strip() for name in IMAGE_BOX_FIELDS]}
     return {"voxel": [post.get(name, "").strip() for name in BOX_FIELDS]}
 
 
 def kind_draft(item: Item, *, content: dict | None = None, post: QueryDict | None = None) -> dict:
     """What a kind's edit form shows: the posted values (a refusal keeps them), a proposed
     content, or the item as it is."""
+    on_image = not (item.target or {}).get("phase")
+    fields = IMAGE_BOX_FIELDS if on_image else BOX_FIELDS
     if post is not None:
-        voxel = [post.get(name, "") for name in BOX_FIELDS]
+        voxel = [post.get(name, "") for name in fields]
         reference, label = post.get("reference", ""), post.get("label", "")
     else:
         content = content if content is not None else item.content()
         target = content.get("target") or {}
-        voxel = list(target.get("voxel") or [""] * 6)
+        voxel = list(target.get("box" if on_image else "voxel") or [""] * len(fields))
         reference, label = content.get("reference", ""), content.get("answer", "")
     return {
         "reference": reference,
         "label": label,
-        "voxel": list(zip(BOX_FIELDS, voxel, strict=False)),
+        "voxel": list(zip(fields, voxel, strict=False)),
+        "on_image": on_image,
     }
 
 
@@ -129,8 +135,8 @@ def _kind_diff(kind: str, old: dict, new: dict) -> dict:
     if kind == ItemKind.LABEL:
         before, after = old["answer"], new["answer"]
     else:
-        before = (old["target"] or {}).get("voxel")
-        after = (new["target"] or {}).get("voxel")
+        before = (old["target"] or {}).get("voxel") or (old["target"] or {}).get("box")
+        after = (new["target"] or {}).get("voxel") or (new["target"] or {}).get("box")
     return {"kind": kind, "before": before, "after": after, "changed": before != after}
 
 

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url
@@ -116,7 +117,7 @@ def work_context(page: selectors.ReviewPage, request: HttpRequest | None = None,
 def _render(
     request: HttpRequest, context: dict, *, status: int = 200, url: str = ""
 ) -> HttpResponse:
-    template = f"{PAGE}#work" if request.htmx else PAGE
+    template = f"{PAGE}#work" if work_area_only(request) else PAGE
     # A Gastric-X item shows its case (CT and endoscopy with their own box tools) instead of
     # the item's images, so the 2D tool goes only with the images.
     if context.get("item") is not None and not context.get("case_panel"):
@@ -124,6 +125,19 @@ def _render(
     response = render(request, template, context, status=status)
     if request.htmx and url:
         push_url(response, url)
+    return decision_page(response)
+
+
+def work_area_only(request: HttpRequest) -> bool:
+    """htmx swaps the work area; a history restore (Back past htmx's cache) needs the page."""
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+def decision_page(response: HttpResponse) -> HttpResponse:
+    """Never kept by the browser: Back to a decided item asks the server, which shows it
+    decided (not its Accept/Edit/Reject again); and a work area is never cached as the page."""
+    patch_cache_control(response, no_store=True)
+    patch_vary_headers(response, ["HX-Request"])
     return response
 
 
@@ -162,9 +176,9 @@ def review_item(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "GET":
         changing = request.GET.get("change") == "1" and page.can_change
         return _render(request, work_context(page, request, changing=changing))
-    form = ReviewForm(request.POST)
+    form = ReviewForm(request.POST, item=page.item)
     if not form.is_valid():
-        return _refused(request, page, _("Choose a verdict."), status=400)
+        return _refused(request, page, form.first_error(_("Choose a verdict.")), status=400)
     try:
         _submit(request, page, form)
     except DomainError as error:
@@ -214,7 +228,10 @@ def _submit(request: HttpRequest, page: selectors.ReviewPage, form: ReviewForm):
     content = None
     if data["verdict"] == "edit":
         content = posted_item_content(
-            page.item, request.POST, question=data["question"], answer=data["answer"]
+            page.item,
+            request.POST,
+            question=data.get("question", ""),
+            answer=data.get("answer", ""),
         )
     # A form opened from my own review changes it; otherwise it is my first verdict.
     write = review_changes.review_change if request.POST.get("changing") == "1" else review_submit

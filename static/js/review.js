@@ -37,9 +37,14 @@ const activeForm = () =>
     "[data-review-form], [data-adjudicate-form], [data-baseline-form], [data-edit-form]",
   );
 
+// The first field of the item kind's edit panel: the question, the label, the report, x0.
+const FIRST_EDIT_FIELD =
+  ".edit-mode textarea, .edit-mode select, .edit-mode input:not([type=hidden]):not([type=radio])";
+
 function setMode(form, mode) {
   form.dataset.mode = mode;
-  if (mode === "edit") form.querySelector("textarea[name=question]")?.focus();
+  disarm(form);
+  if (mode === "edit") form.querySelector(FIRST_EDIT_FIELD)?.focus();
   if (mode === "reject") form.querySelector("input[name=reason]")?.focus();
   if (mode === "view") document.activeElement?.blur();
 }
@@ -101,6 +106,7 @@ document.addEventListener("click", (event) => {
   if (!target) return;
   const form = target.closest("form");
   if (target.matches("[data-help-toggle]")) return toggleHelp();
+  if (target.matches("[data-case-wide]")) return toggleCaseWide(target);
   if (target.dataset.opt) return optionAction(target);
   if (target.dataset.modeSet && form) return setMode(form, target.dataset.modeSet);
   if (target.dataset.verdict && form) {
@@ -115,6 +121,14 @@ document.addEventListener("click", (event) => {
   if (target.dataset.letter && form) stamp(form);
 });
 
+// The case (CT) over the whole width, and back to the decision beside it.
+function toggleCaseWide(button) {
+  const grid = button.closest(".review-grid");
+  const wide = grid.classList.toggle("case-wide");
+  button.setAttribute("aria-pressed", String(wide));
+  window.dispatchEvent(new Event("resize")); // the CT viewer fits its height to the window
+}
+
 // --- keyboard -----------------------------------------------------------------------------
 
 function toggleHelp(force) {
@@ -128,41 +142,71 @@ function isTyping(el) {
   return el.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(el.type);
 }
 
-// With a case panel on the page, digits pick CT window presets and A/B/F/L drive the box tool
-// (ct_viewer.js, box_tool.js): verdicts are then given with the buttons, never by a stray key.
+// With a case panel on the page, digits pick CT window presets and A/B/F/L/E/X/M drive the
+// viewer and its box tool (ct_viewer.js, box_tool.js): a decision there is the same key with
+// Shift (Shift+1 accept, Shift+A take A), read before the viewer sees it (see below).
 const caseKeys = () => document.querySelector("[data-case-panel]") !== null;
 
-function reviewKeys(form, event) {
+// The decision key a Shift press on a case page stands for: the physical key, so Shift+1 is
+// "1" whatever the keyboard layout prints for it.
+function shiftedKey(event) {
+  const code = event.code || "";
+  if (code.startsWith("Digit")) return code.slice(5);
+  if (code.startsWith("Key")) return code.slice(3).toLowerCase();
+  return null;
+}
+
+function reviewKeys(form, event, key) {
   const mode = form.dataset.mode;
-  const key = event.key;
-  if (mode === "view" && caseKeys()) return false;
   if (mode === "view") {
     if (key === "1") return submitWith(form, "verdict", "accept"), true;
-    if (key === "2") return setMode(form, "edit"), true;
+    const edit = form.querySelector(".verdicts [data-mode-set=edit]");
+    if (key === "2" && edit) return setMode(form, "edit"), true;
     if (key === "3") return setMode(form, "reject"), true;
     return false;
   }
   if (mode === "reject") {
     const reasons = form.querySelectorAll("input[name=reason]");
     const n = Number.parseInt(key, 10);
-    if (n >= 1 && n <= reasons.length && !caseKeys()) return (reasons[n - 1].checked = true), true;
-    if (key === "Enter" && form.querySelector("input[name=reason]:checked")) {
+    if (n >= 1 && n <= reasons.length) return (reasons[n - 1].checked = true), true;
+    if (event.key === "Enter" && form.querySelector("input[name=reason]:checked")) {
       return submitWith(form, "verdict", "reject"), true;
     }
   }
-  if (mode === "edit" && key === "Enter" && (event.ctrlKey || event.metaKey)) {
+  if (mode === "edit" && event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
     return submitWith(form, "verdict", "edit"), true;
   }
   return false;
 }
 
-function adjudicateKeys(form, event) {
-  const key = event.key.toLowerCase();
+// Taking A or B by key settles the dispute: the first press asks, the same key again takes it,
+// any other key (or Esc) lets go. A click on the button takes it at once.
+function disarm(form) {
+  if (!form?.dataset.armed) return;
+  delete form.dataset.armed;
+  form.querySelectorAll("[data-take-confirm], [data-take-for]").forEach((el) => (el.hidden = true));
+}
+
+function armOrTake(form, choice) {
+  const take = form.querySelector(`.verdicts [data-choice="${choice}"]`);
+  if (!take) return false;
+  if (form.dataset.armed === choice) {
+    disarm(form);
+    take.click();
+    return true;
+  }
+  disarm(form);
+  form.dataset.armed = choice;
+  form.querySelector("[data-take-confirm]").hidden = false;
+  form.querySelector(`[data-take-for="${choice}"]`).hidden = false;
+  return true;
+}
+
+function adjudicateKeys(form, event, key) {
   const mode = form.dataset.mode;
-  if (mode === "view" && caseKeys()) return false;
   if (mode === "view") {
-    const take = form.querySelector(`[data-choice="${key}"]`);
-    if ((key === "a" || key === "b") && take) return take.click(), true;
+    if (key === "a" || key === "b") return armOrTake(form, key);
+    disarm(form);
     if (key === "w") return setMode(form, "edit"), true;
     if (key === "x") return setMode(form, "reject"), true;
     return false;
@@ -201,16 +245,16 @@ document.addEventListener("keydown", (event) => {
     setMode(form, "view");
     return event.preventDefault();
   }
+  if (MODIFIERS.includes(event.key)) return; // Shift of Shift+A is not "another key"
+  if (event.key === "Escape" && form?.dataset.armed) {
+    disarm(form);
+    return event.preventDefault();
+  }
   if (event.altKey || (isTyping(event.target) && !(event.key === "Enter" && event.ctrlKey))) return;
   if (form && !event.repeat) {
-    const handler = form.matches("[data-review-form]")
-      ? reviewKeys
-      : form.matches("[data-adjudicate-form]")
-        ? adjudicateKeys
-        : form.matches("[data-edit-form]")
-          ? editKeys
-          : baselineKeys;
-    if (handler(form, event)) return event.preventDefault();
+    // On a case page the plain keys are the viewer's: only Enter and Ctrl+Enter decide here.
+    const key = caseKeys() ? null : event.key.toLowerCase();
+    if (handlerOf(form)(form, event, key)) return event.preventDefault();
   }
   if (event.ctrlKey || event.metaKey) return;
   if (event.key === "n" || event.key === "N" || event.key === "ArrowRight") {
@@ -231,6 +275,31 @@ document.addEventListener("keydown", (event) => {
   else if (event.key === "-" || event.key === "_") zoomAll(0.8);
   else if (event.key === "0") zoomAll(0);
 });
+const MODIFIERS = ["Shift", "Control", "Alt", "Meta", "AltGraph", "CapsLock"];
+
+function handlerOf(form) {
+  if (form.matches("[data-review-form]")) return reviewKeys;
+  if (form.matches("[data-adjudicate-form]")) return adjudicateKeys;
+  return form.matches("[data-edit-form]") ? editKeys : baselineKeys;
+}
+
+// Shift + a decision key on a case page, in the capture phase: the viewer and the box tool
+// (which read A, B, F, L and the digits whatever the Shift) never see it.
+window.addEventListener(
+  "keydown",
+  (event) => {
+    if (!caseKeys() || !event.shiftKey || event.ctrlKey || event.metaKey || event.altKey) return;
+    const form = activeForm();
+    const key = shiftedKey(event);
+    if (!form || !key || event.repeat || isTyping(event.target)) return;
+    if (handlerOf(form)(form, event, key)) {
+      event.preventDefault();
+      event.stopPropagation();
+    }
+  },
+  true,
+);
+
 // Keys pressed before this module ran are lost; tests can wait for this mark after a page load.
 document.documentElement.dataset.reviewKeys = "ready";
 
@@ -318,4 +387,8 @@ document.addEventListener("htmx:beforeSwap", (event) => {
   }
 });
 document.addEventListener("htmx:afterSwap", init);
+// A page restored from the back/forward cache may show an item decided since: ask the server.
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted) window.location.reload();
+});
 init();

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from playwright.sync_api import expect
 
 from annotations.models import Item, Review
 from annotations.services.releases import release_export
@@ -125,6 +126,9 @@ def _carol_takes_alices_edit(page, login, live_server, disputed):
     assert page.is_visible(".adj-a .d-ins")  # alice's new words are highlighted
     assert "Ambiguous" in page.inner_text(".adj-b")
     screenshot(page, "adjudication")
+    press(page, "a")  # asks first: the same key again takes A
+    expect(page.locator("[data-take-for=a]")).to_be_visible()
+    assert not Item.objects.filter(pk=disputed.pk, status="adjudicated").exists()
     press(page, "a")
     page.wait_for_selector("text=No disputed item left")
     item = Item.objects.get(pk=disputed.pk)

@@ -14,6 +14,10 @@ from annotations.services.review import item_adjudicate, review_submit
 from tests.cases.world import REPORTS, gastric_world
 from tests.factories import make_personas
 from tests.review.helpers import ACCEPT, both_review
+from tests.support.page_forms import PageForm
+
+REVIEW_FORM = "//form[@data-review-form]"
+EDIT = "//button[@data-verdict='edit']"
 
 
 def report_edit(text: str) -> dict:
@@ -122,13 +126,12 @@ class KindReviewTests(TestCase):
 
     def test_a_stale_report_edit_is_a_409_that_keeps_the_draft(self):
         item = self.world.report
+        self.client.force_login(self.people["reviewer"])
+        form = PageForm(self.client.get(self.review_url(item)), REVIEW_FORM)  # version 1
         Item.objects.filter(pk=item.pk).update(version=2)
         ItemRevision.objects.create(item=item, version=2, content=item.content(), reason="edited")
-        self.client.force_login(self.people["reviewer"])
         draft = "My careful rewrite of the <CT> report."
-        response = self.client.post(
-            self.review_url(item), {"verdict": "edit", "version": 1, "reference": draft}
-        )
+        response = form.set("reference", draft).press(EDIT).submit(self.client)
         assert response.status_code == 409
         page = response.content.decode()
         assert "My careful rewrite of the &lt;CT&gt; report." in page
@@ -137,9 +140,9 @@ class KindReviewTests(TestCase):
     def test_a_submitted_report_edit_shows_as_my_edit(self):
         self.client.force_login(self.people["reviewer"])
         url = self.review_url(self.world.report)
-        response = self.client.post(
-            url, {"verdict": "edit", "version": 1, "reference": REPORTS["ct"] + " No ascites."}
-        )
+        form = PageForm(self.client.get(url), REVIEW_FORM)
+        response = form.set("reference", REPORTS["ct"] + " No ascites.").press(EDIT)
+        response = response.submit(self.client)
         assert response.status_code == 302
         page = self.client.get(url).content.decode()
         assert "data-own-edit" in page and '<ins class="d-ins"> No ascites.</ins>' in page

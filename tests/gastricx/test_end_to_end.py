@@ -45,17 +45,19 @@ from tests.gastricx.world import (
     REPORTS,
     T_CORRECTED,
     TUMOR,
-    VQA,
     VQA_CORRECTED,
     FakeModel,
     write_cases,
 )
 from tests.runs.helpers import make_endpoint
 from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.page_forms import PageForm
 
 BOX_FIELDS = ("x0", "y0", "z0", "x1", "y1", "z1")
 REPORT_KINDS = ("diagnostic", "ct", "endoscopy")
 FIELDS = ("tnm", "t", "n", "m")
+REVIEW_FORM = "//form[@data-review-form]"
+ADJUDICATE_FORM = "//form[@data-adjudicate-form]"
 
 
 def key(case: str, task: str, category: str) -> tuple[str, str, str]:
@@ -70,18 +72,20 @@ E2_PAIR = key(REJECTED_PAIR[0], "retrieval", REJECTED_PAIR[1])
 DISPUTES = {E1_VQA, E1_T, E1_CT, E1_BOX, E2_PAIR}
 
 # The first reviewer corrects one item of each kind but retrieval; the second edits the CT
-# report otherwise and rejects a retrieval pair. Everything else both accept.
+# report otherwise and rejects a retrieval pair. Everything else both accept. Each decision is
+# what a clinician changes on the review page: the fields they type into, then the button.
+EDIT = "//button[@data-verdict='edit']"
 FIRST_REVIEWER = {
-    E1_VQA: {"verdict": "edit", "question": VQA["GX-E-1"][0], "options": VQA["GX-E-1"][1],
-             "answer": VQA_CORRECTED},
-    E1_T: {"verdict": "edit", "label": T_CORRECTED},
-    E1_CT: {"verdict": "edit", "reference": CT_EDIT_A},
-    E1_BOX: {"verdict": "edit", **dict(zip(BOX_FIELDS, BOX_CORRECTED, strict=True))},
-}  # fmt: skip
-SECOND_REVIEWER = {
-    E1_CT: {"verdict": "edit", "reference": CT_EDIT_B},
-    E2_PAIR: {"verdict": "reject", "reason": "wrong_answer"},
+    E1_VQA: ({"answer_pick": "ABC".index(VQA_CORRECTED)}, EDIT),
+    E1_T: ({"label": T_CORRECTED}, EDIT),
+    E1_CT: ({"reference": CT_EDIT_A}, EDIT),
+    E1_BOX: (dict(zip(BOX_FIELDS, BOX_CORRECTED, strict=True)), EDIT),
 }
+SECOND_REVIEWER = {
+    E1_CT: ({"reference": CT_EDIT_B}, EDIT),
+    E2_PAIR: ({"reason": "wrong_answer"}, "//button[@data-verdict='reject']"),
+}
+ACCEPT = ({}, "//button[@data-verdict='accept']")
 
 
 def items_by_key(benchmark) -> dict[tuple[str, str, str], Item]:
@@ -113,31 +117,34 @@ def import_cases(tmp_path: Path, people: dict):
 
 
 def review_all(client, reviewer, items: dict, decisions: dict) -> None:
-    """`reviewer` decides every item on its review page (POST, as the page's form does)."""
+    """`reviewer` decides every item through its review page's rendered form."""
     client.force_login(reviewer)
     for name, item in items.items():
-        url = reverse("review-item", args=[item.pk])
-        if name in decisions:  # a correction is made with the item (and its case) in view
-            assert client.get(url).status_code == 200
-        data = {"version": item.version, **decisions.get(name, {"verdict": "accept"})}
-        response = client.post(url, data)
+        changes, button = decisions.get(name, ACCEPT)
+        form = PageForm(client.get(reverse("review-item", args=[item.pk])), REVIEW_FORM)
+        for field, typed in changes.items():
+            form.set(field, typed)
+        response = form.press(button).submit(client)
         assert response.status_code == 302, (name, response.content.decode()[:300])
 
 
 def adjudicate_all(client, people: dict, items: dict) -> None:
-    """The adjudicator settles each dispute on its page: the first reviewer's corrections and
-    confirmation are taken; the two report edits give way to a third version."""
+    """The adjudicator settles each dispute through its page's rendered form: the first
+    reviewer's corrections and confirmation are taken; the two report edits give way to a
+    third version."""
     client.force_login(people["adjudicator"])
     for name in DISPUTES:
         item = Item.objects.get(pk=items[name].pk)
         assert item.status == ItemStatus.DISPUTED, name
-        url = reverse("adjudicate", args=[item.pk])
-        assert client.get(url).status_code == 200
+        form = PageForm(client.get(reverse("adjudicate", args=[item.pk])), ADJUDICATE_FORM)
         slot = Assignment.objects.get(item=item, reviewer=people["reviewer"]).slot
-        data = {"version": item.version, "choice": "ab"[slot - 1]}
         if name == E1_CT:
-            data = {"version": item.version, "choice": "new", "reference": CT_ADJUDICATED}
-        response = client.post(url, data)
+            form.set("reference", CT_ADJUDICATED).press(
+                "//button[@data-choice='new'][not(@data-reject)]"
+            )
+        else:
+            form.press(f"//button[@data-choice='{'ab'[slot - 1]}']")
+        response = form.submit(client)
         assert response.status_code == 302, (name, response.content.decode()[:300])
 
 

@@ -15,9 +15,13 @@ from annotations.services.errors import NotAllowedError
 from annotations.services.review import item_adjudicate, item_edit, review_submit
 from tests.factories import make_personas, make_user
 from tests.review.helpers import ACCEPT, assigned_benchmark
+from tests.support.page_forms import PageForm
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 OTHER_COMMENT = "the answer key is wrong, see frame 3"
+
+FORM = "//form[@data-adjudicate-form]"
+NEW_VERSION = "//button[@data-choice='new'][not(@data-reject)]"
 
 
 class IndependentAdjudicationTests(TestCase):
@@ -83,22 +87,22 @@ class IndependentAdjudicationTests(TestCase):
 
     def test_after_settling_a_dispute_the_next_one_is_never_my_own(self):
         self.client.force_login(self.people["reviewer"])
-        response = self.client.post(
-            reverse("adjudicate", args=[self.foreign.pk]), {"choice": "new", "version": 1,
-            "question": "Q?", "options": ["a", "b"], "answer_pick": "0"}, **HTMX,
-        )  # fmt: skip
+        form = PageForm(self.client.get(reverse("adjudicate", args=[self.foreign.pk])), FORM)
+        form.set("question", "Q?").set("answer_pick", "0").press(NEW_VERSION)
+        response = form.submit(self.client, **HTMX)
         self.assertContains(response, "No disputed item left")
 
     def test_a_stale_adjudication_keeps_the_typed_version_and_shows_what_changed(self):
         item = self.items[1]
         self.client.force_login(self.people["adjudicator"])
+        form = PageForm(self.client.get(reverse("adjudicate", args=[item.pk])), FORM)  # v1
         # Meanwhile another adjudicator settled it and a curator corrected it: version 3.
         item_adjudicate(item=item, adjudicator=make_user("zoe", ADJUDICATOR), choice="a", version=1)
         item_edit(item=Item.objects.get(pk=item.pk), user=self.people["curator"], version=2,
                   content={"question": "Corrected question?", "options": ["x", "y"], "answer": "B"})  # fmt: skip
-        typed = {"choice": "new", "version": 1, "question": "My adjudicated question?",
-                 "options": ["left", "right"], "answer_pick": "1", "comment": "typed note"}  # fmt: skip
-        response = self.client.post(reverse("adjudicate", args=[item.pk]), typed, **HTMX)
+        form.set("question", "My adjudicated question?").set("answer_pick", "1")
+        form.set("comment", "typed note").press(NEW_VERSION)
+        response = form.submit(self.client, **HTMX)
         self.assertEqual(response.status_code, 409)
         html = response.content.decode()
         self.assertIn("data-adjudicate-work", html)

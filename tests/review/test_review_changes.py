@@ -14,6 +14,7 @@ from annotations.services.review import review_submit
 from annotations.services.review_changes import review_change, review_withdraw
 from tests.factories import make_personas
 from tests.review.helpers import ACCEPT, REJECT, assigned_benchmark, edit
+from tests.support.page_forms import PageForm
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -136,8 +137,20 @@ class ReviewChangePageTests(TestCase):
         self.url = reverse("review-item", args=[self.item.pk])
         self.client.force_login(self.people["reviewer"])
 
+    def page_form(self, query: str = "") -> PageForm:
+        return PageForm(self.client.get(self.url + query), "//form[@data-review-form]")
+
+    def decide(self, button: str, query: str = "", headers=None, **typed):
+        """Open the review page (`?change=1` to change), type `typed`, press `button`."""
+        form = self.page_form(query)
+        for name, value in typed.items():
+            form.set(name, value)
+        return form.press(f"//button[@data-verdict='{button}']").submit(
+            self.client, **(headers or {})
+        )
+
     def test_my_review_offers_change_and_withdraw_until_the_other_review_is_in(self):
-        self.client.post(self.url, {"verdict": "reject", "reason": "duplicate", "version": 1})
+        self.decide("reject", reason="duplicate")
         page = self.client.get(self.url)
         self.assertContains(page, "data-change-verdict")
         self.assertContains(page, "data-withdraw-form")
@@ -153,10 +166,8 @@ class ReviewChangePageTests(TestCase):
         self.assertNotContains(self.client.get(f"{self.url}?change=1"), 'name="changing"')
 
     def test_changing_the_verdict_stays_on_the_item_and_the_history_shows_both(self):
-        self.client.post(self.url, {"verdict": "reject", "reason": "duplicate", "version": 1})
-        response = self.client.post(
-            self.url, {"verdict": "accept", "version": 1, "changing": "1"}, **HTMX
-        )
+        self.decide("reject", reason="duplicate")
+        response = self.decide("accept", "?change=1", HTMX)
         self.assertContains(response, "Your verdict is changed.")
         self.assertEqual(Review.objects.get(item=self.item).verdict, "accept")
         review_submit(item=self.item, reviewer=self.people["reviewer2"], version=1, **ACCEPT)
@@ -165,10 +176,9 @@ class ReviewChangePageTests(TestCase):
         self.assertContains(history, "Verdict changed")
 
     def test_withdrawing_brings_the_decision_form_back(self):
-        self.client.post(self.url, {"verdict": "accept", "version": 1})
-        response = self.client.post(
-            reverse("review-withdraw", args=[self.item.pk]), {"version": 1}, **HTMX
-        )
+        self.decide("accept")
+        withdraw = PageForm(self.client.get(self.url), "//form[@data-withdraw-form]")
+        response = withdraw.press("//button[@data-withdraw]").submit(self.client, **HTMX)
         self.assertContains(response, "Your verdict is withdrawn")
         self.assertContains(response, "data-review-form")
         self.assertFalse(Review.objects.exists())
@@ -177,13 +187,12 @@ class ReviewChangePageTests(TestCase):
         )
 
     def test_a_refused_change_keeps_the_typed_edit_in_the_work_area(self):
-        self.client.post(self.url, {"verdict": "accept", "version": 1})
+        self.decide("accept")
+        changing = self.page_form("?change=1")  # opened while the other review is not in
         review_submit(item=self.item, reviewer=self.people["reviewer2"], version=1, **REJECT)
-        typed = {
-            "verdict": "edit", "version": 1, "changing": "1", "question": "My better question?",
-            "options": ["Polyp", "Ulcer"], "answer_pick": "1", "comment": "typed with care",
-        }  # fmt: skip
-        response = self.client.post(self.url, typed, **HTMX)
+        changing.set("question", "My better question?").set("answer_pick", "1")
+        changing.set("comment", "typed with care").press("//button[@data-verdict='edit']")
+        response = changing.submit(self.client, **HTMX)
         self.assertEqual(response.status_code, 403)
         html = response.content.decode()
         self.assertIn("data-review-work", html)  # the work area partial, not a bare page
@@ -194,9 +203,11 @@ class ReviewChangePageTests(TestCase):
         self.assertEqual(Review.objects.get(reviewer=self.people["reviewer"]).verdict, "accept")
 
     def test_already_reviewed_in_another_tab_opens_the_draft_as_a_change(self):
-        self.client.post(self.url, {"verdict": "accept", "version": 1})
-        typed = {"verdict": "reject", "reason": "ambiguous", "version": 1, "comment": "second tab"}
-        response = self.client.post(self.url, typed, **HTMX)
+        second_tab = self.page_form()
+        self.decide("accept")  # in the first tab
+        second_tab.set("reason", "ambiguous").set("comment", "second tab")
+        second_tab.press("//button[@data-verdict='reject']")
+        response = second_tab.submit(self.client, **HTMX)
         self.assertContains(response, "already reviewed", status_code=400)
         self.assertContains(response, 'name="changing" value="1"', status_code=400)
         self.assertContains(response, "second tab", status_code=400)

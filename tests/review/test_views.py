@@ -7,8 +7,11 @@ from annotations.models import Assignment, Item, ItemStatus, Review, Run
 from annotations.services.review import review_submit
 from tests.factories import make_item, make_personas
 from tests.review.helpers import ACCEPT, REJECT, assigned_benchmark, both_review, edit
+from tests.support.page_forms import PageForm
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
+ACCEPT_BUTTON = "//button[@data-verdict='accept']"
+EDIT_BUTTON = "//button[@data-verdict='edit']"
 
 
 class ViewTestCase(TestCase):
@@ -69,6 +72,10 @@ class ReviewPageTests(ViewTestCase):
             reverse("baseline-open", args=[self.benchmark.name]), ["curator"], method="post"
         )
 
+    def page_form(self) -> PageForm:
+        """The review page's form as rendered for the logged-in reviewer."""
+        return PageForm(self.client.get(self.url), "//form[@data-review-form]")
+
     def test_an_unassigned_item_is_not_found(self):
         self.login("reviewer")
         stranger = make_item(self.benchmark, index=99)
@@ -77,9 +84,8 @@ class ReviewPageTests(ViewTestCase):
 
     def test_submitting_with_htmx_swaps_in_the_next_item(self):
         self.login("reviewer")
-        response = self.client.post(
-            self.url, {"verdict": "accept", "version": 1, "seconds_spent": "12.5"}, **HTMX
-        )
+        form = self.page_form().set("seconds_spent", "12.5")  # the page's timer fills it
+        response = form.press(ACCEPT_BUTTON).submit(self.client, **HTMX)
         self.assertEqual(response.status_code, 200)
         self.assertEqual(response["HX-Push-Url"], reverse("review-item", args=[self.other.pk]))
         self.assertNotContains(response, "<html")  # only the work area
@@ -91,15 +97,9 @@ class ReviewPageTests(ViewTestCase):
 
     def test_an_edit_posts_question_options_and_answer(self):
         self.login("reviewer")
-        data = {
-            "verdict": "edit",
-            "version": 1,
-            "question": "Which lesion?",
-            "options": ["Ulcer", "Polyp", "", "Erosion"],
-            "answer": "C",
-            "comment": "Option order",
-        }
-        self.client.post(self.url, data, **HTMX)
+        form = self.page_form().set("question", "Which lesion?").set("comment", "Option order")
+        form.set_all("options", ["Ulcer", "Polyp", "", "Erosion"]).set("answer_pick", "3")
+        form.press(EDIT_BUTTON).submit(self.client, **HTMX)
         review = Review.objects.get()
         self.assertEqual(review.content["options"], ["Ulcer", "Polyp", "Erosion"])
         self.assertEqual(review.content["answer"], "C")
@@ -108,15 +108,9 @@ class ReviewPageTests(ViewTestCase):
         # The browser's letter counts rows; the saved options drop the empty one, so the
         # answer is taken from the checked row's position (answer_pick), not from that letter.
         self.login("reviewer")
-        data = {
-            "verdict": "edit",
-            "version": 1,
-            "question": "Which lesion?",
-            "options": ["Ulcer", "", "Polyp", "Erosion"],
-            "answer": "C",
-            "answer_pick": "2",
-        }
-        self.client.post(self.url, data, **HTMX)
+        form = self.page_form().set("question", "Which lesion?").set("answer", "C")
+        form.set_all("options", ["Ulcer", "", "Polyp", "Erosion"]).set("answer_pick", "2")
+        form.press(EDIT_BUTTON).submit(self.client, **HTMX)
         review = Review.objects.get()
         self.assertEqual(
             (review.content["options"], review.content["answer"]),
@@ -140,11 +134,12 @@ class ReviewPageTests(ViewTestCase):
         )
 
     def test_a_stale_version_shows_a_conflict_with_a_reload_link(self):
-        both_review(self.item, self.people, edit(), edit())  # v2 now; reviewer 1's page shows v1
+        self.login("reviewer")
+        form = self.page_form()  # the page shows version 1
+        both_review(self.item, self.people, edit(), edit())  # v2 now
         Item.objects.filter(pk=self.item.pk).update(status=ItemStatus.IN_REVIEW)
         Assignment.objects.filter(item=self.item).update(completed_at=None)
-        self.login("reviewer")
-        response = self.client.post(self.url, {"verdict": "accept", "version": 1}, **HTMX)
+        response = form.press(ACCEPT_BUTTON).submit(self.client, **HTMX)
         self.assertEqual(response.status_code, 409)
         self.assertContains(response, "changed since you opened it", status_code=409)
         self.assertContains(response, "Reload this item", status_code=409)
@@ -152,7 +147,8 @@ class ReviewPageTests(ViewTestCase):
 
     def test_a_rejection_without_reason_is_refused_with_a_message(self):
         self.login("reviewer")
-        response = self.client.post(self.url, {"verdict": "reject", "version": 1}, **HTMX)
+        form = self.page_form()  # Submit rejection pressed with no reason chosen
+        response = form.press("//button[@data-verdict='reject']").submit(self.client, **HTMX)
         self.assertContains(response, "needs a reason", status_code=400)
         self.assertFalse(Review.objects.exists())
 
