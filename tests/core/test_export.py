@@ -65,7 +65,11 @@ def test_an_endobench_round_trip_reads_back_to_the_same_values(tmp_path):
     source, exported = import_and_export(tmp_path, rows, "endobench")
 
     original, written = pd.read_csv(source, sep="\t"), pd.read_csv(exported, sep="\t")
-    assert list(written.columns) == list(original.columns)
+    # Every column comes back, plus the `l2-category` VLMEvalKit breaks accuracy down by (the
+    # task, for EndoBench), as a versioned release writes it (issue 30: one set of columns).
+    assert list(written.columns) == [*original.columns, "l2-category"]
+    assert list(written["l2-category"]) == list(original["task"])
+    written = written.drop(columns=["l2-category"])
     pd.testing.assert_frame_equal(resolve_reuse(written), resolve_reuse(original))
     # JPEG bytes leave exactly as they came in.
     assert base64.b64decode(written.loc[0, "image"]) == frame_a
@@ -95,7 +99,15 @@ def test_a_medqdeg_round_trip_reads_back_to_the_same_values(tmp_path):
             ]
         )
     source, exported = import_and_export(tmp_path, rows, "medqdeg")
-    pd.testing.assert_frame_equal(pd.read_csv(exported, sep="\t"), pd.read_csv(source, sep="\t"))
+    original, written = pd.read_csv(source, sep="\t"), pd.read_csv(exported, sep="\t")
+    # Every column comes back with its values, plus the columns a versioned release writes too
+    # (issue 30: one set of columns): MedQ-DEG's `category` (the modality) and the pair columns.
+    added = [c for c in written.columns if c not in original.columns]
+    assert added == ["category", "clean_index", "pair_id"]
+    assert list(written["category"]) == list(original["modality"])
+    assert list(written["clean_index"]) == list(original["index"])  # clean items are their own
+    assert list(written["pair_id"]) == ["bench:1", "bench:2"]
+    pd.testing.assert_frame_equal(written[list(original.columns)], original)
 
 
 def test_without_all_only_curated_items_are_exported(tmp_path):
@@ -172,6 +184,7 @@ def test_the_command_exports_and_refuses_a_non_empty_folder(tmp_path, capsys):
     call_command("export_release", "bench", out=str(tmp_path / "out"), all=True, verbosity=0)
     assert "exported 1 items" in capsys.readouterr().out
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "README.md",  # how to run the release in VLMEvalKit and score it (issue 30)
         "bench.json",
         "bench.tsv",
         "manifest.json",
