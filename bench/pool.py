@@ -199,10 +199,7 @@ def limit(path: Path, folder: Path) -> None:
     )  # fmt: skip
     db.executemany(
         "INSERT INTO annotations_itemimage (item_id, image_id, position) VALUES (?, ?, 0)",
-        (
-            (n, image_ids[digests[item["image_path"]]])
-            for n, item in enumerate(items, start=1)
-        ),
+        ((n, image_ids[digests[item["image_path"]]]) for n, item in enumerate(items, start=1)),
     )
     db.executemany(
         "INSERT INTO annotations_itemrevision (item_id, version, content, reason, note, "

@@ -78,7 +78,9 @@ def parse_quota_csv(text: str, allowed: Iterable[str]) -> tuple[list[str], dict[
         try:
             quota = int(cells[QUOTA_COLUMN])
         except ValueError:
-            raise QuotaError(f"row {number}: quota {cells[QUOTA_COLUMN]!r} is not a whole number") from None
+            raise QuotaError(
+                f"row {number}: quota {cells[QUOTA_COLUMN]!r} is not a whole number"
+            ) from None
         if quota < 0:
             raise QuotaError(f"row {number}: a quota cannot be negative")
         stratum = tuple(cells[name].strip() for name in fields)

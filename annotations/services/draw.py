@@ -415,7 +415,9 @@ def _write(record: Draw, outcome: DrawOutcome, exclusions: Exclusions, user, *, 
                     )
                 )
         if moved:
-            Item.objects.bulk_update([i for i in items if i.version == 2], ["options", "answer", "version"])
+            Item.objects.bulk_update(
+                [i for i in items if i.version == 2], ["options", "answer", "version"]
+            )
         ItemRevision.objects.bulk_create(revisions)
     return {
         "at": timezone.now().isoformat(timespec="seconds"),
@@ -498,4 +500,3 @@ def _assign_like_the_rest(benchmark: Benchmark, user) -> int:
         filters={"status": ItemStatus.PENDING},
         assigned_by=user,
     )
-

@@ -86,8 +86,9 @@ def test_no_two_drawn_items_share_image_and_question():
     output = run_draw("endo-pool", "drawn", "--per", "scene,task=12", "--seed", "3")
     seen = Counter(
         (image_id, question.lower())
-        for image_id, question in ItemImage.objects.filter(item__benchmark__name="drawn")
-        .values_list("image_id", "item__question")
+        for image_id, question in ItemImage.objects.filter(
+            item__benchmark__name="drawn"
+        ).values_list("image_id", "item__question")
     )
     assert max(seen.values()) == 1
     assert per_stratum("drawn") == {(s, t): 8 for s in SCENES for t in TASKS}
@@ -143,7 +144,14 @@ def test_images_of_another_benchmark_are_really_absent_by_sha256_and_perceptual_
         assert stored.pk != original.pk
         near.append(original.pk)
     output = run_draw(
-        "endo-pool", "drawn", "--per", "scene=100", "--seed", "7", "--exclude-images-of", "train-set"
+        "endo-pool",
+        "drawn",
+        "--per",
+        "scene=100",
+        "--seed",
+        "7",
+        "--exclude-images-of",
+        "train-set",
     )
     drawn_images = set(
         ItemImage.objects.filter(item__benchmark__name="drawn").values_list("image_id", flat=True)

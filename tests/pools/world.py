@@ -46,6 +46,7 @@ def make_pool(
         family="endobench",
         columns=["index", "image", "question", "A", "B", "C", "D", "answer", "scene", "task"],
         option_letters=list("ABCD"),
+        taxonomy={"category": list(TASKS), "scene": list(SCENES), "task": list(TASKS)},
     )
     index = 0
     for s, scene in enumerate(SCENES):

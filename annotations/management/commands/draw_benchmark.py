@@ -32,9 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int)
         parser.add_argument("--balance-answers", action="store_true")
         parser.add_argument("--exclude-near-duplicates", action="store_true")
-        parser.add_argument(
-            "--exclude-images-of", action="append", default=[], metavar="OTHER"
-        )
+        parser.add_argument("--exclude-images-of", action="append", default=[], metavar="OTHER")
         parser.add_argument(
             "--top-up",
             action="store_true",
