@@ -12,6 +12,10 @@ from django.db.models import Count
 from annotations.models import TAXONOMY_FIELDS, Benchmark, Draw, Item, ItemStatus
 from annotations.models.item import CURATED_STATUSES
 
+# Broad to narrow, so that ticking two boxes names strata as "scene / task".
+STRATUM_ORDER = ("scene", "modality", "task", "subtask", "category", "l2_category", "dataset")
+STRATUM_ORDER += tuple(name for name in TAXONOMY_FIELDS if name not in STRATUM_ORDER)
+
 
 @dataclass(frozen=True)
 class StratumRow:
@@ -102,7 +106,7 @@ def pool_summary(pool: Benchmark, visible: Any) -> PoolSummary | None:
     if not pool.is_pool:
         return None
     present = {column.replace("-", "_") for column in pool.taxonomy}
-    fields = [name for name in TAXONOMY_FIELDS if name in present]
+    fields = [name for name in STRATUM_ORDER if name in present]
     draws = list(
         Draw.objects.filter(pool=pool).select_related("benchmark").order_by("-created_at")[:20]
     )

@@ -47,13 +47,15 @@ def test_quotas_are_met_exactly_per_stratum():
     quotas = {STRATA[0]: 37, STRATA[1]: 5, STRATA[2]: 120}
     outcome = draw(_members(pool), quotas, 7, _lookup(pool))
     assert {stratum: len(keys) for stratum, keys in outcome.chosen.items()} == quotas
-    assert all(pool[key].stratum == stratum for stratum, keys in outcome.chosen.items() for key in keys)
+    assert all(
+        pool[key].stratum == stratum for stratum, keys in outcome.chosen.items() for key in keys
+    )
     assert not outcome.exhausted
 
 
 def test_the_same_seed_draws_the_same_items_and_another_seed_others():
     pool = _pool()
-    quotas = {stratum: 30 for stratum in STRATA}
+    quotas = dict.fromkeys(STRATA, 30)
     first = draw(_members(pool), quotas, 42, _lookup(pool)).keys
     again = draw(_members(pool), quotas, 42, _lookup(pool)).keys
     other = draw(_members(pool), quotas, 43, _lookup(pool)).keys
@@ -66,9 +68,10 @@ def test_the_order_does_not_depend_on_the_members_order():
     quotas = {STRATA[0]: 20}
     members = _members(pool)
     reversed_members = {s: list(reversed(keys)) for s, keys in members.items()}
-    assert draw(members, quotas, 3, _lookup(pool)).keys == draw(
-        reversed_members, quotas, 3, _lookup(pool)
-    ).keys
+    assert (
+        draw(members, quotas, 3, _lookup(pool)).keys
+        == draw(reversed_members, quotas, 3, _lookup(pool)).keys
+    )
 
 
 def test_no_two_drawn_items_share_image_and_question():
@@ -78,10 +81,8 @@ def test_no_two_drawn_items_share_image_and_question():
     for candidate in list(pool.values()):
         pool[key] = Candidate(key, candidate.stratum, candidate.images, candidate.question.upper())
         key += 1
-    outcome = draw(_members(pool), {stratum: 150 for stratum in STRATA}, 1, _lookup(pool))
-    pairs = Counter(
-        (pool[k].images[0], pool[k].question.lower()) for k in outcome.keys
-    )
+    outcome = draw(_members(pool), dict.fromkeys(STRATA, 150), 1, _lookup(pool))
+    pairs = Counter((pool[k].images[0], pool[k].question.lower()) for k in outcome.keys)
     assert max(pairs.values()) == 1
     assert outcome.duplicates_skipped > 0
 
@@ -103,7 +104,7 @@ def test_near_duplicate_questions_on_one_image_are_drawn_once_when_asked():
 
 def test_a_top_up_never_draws_an_item_again_and_fills_the_quota():
     pool = _pool()
-    quotas = {stratum: 40 for stratum in STRATA}
+    quotas = dict.fromkeys(STRATA, 40)
     first = draw(_members(pool), quotas, 9, _lookup(pool))
     rejected = first.chosen[STRATA[1]][:7]
     have = {stratum: len(keys) for stratum, keys in first.chosen.items()}
