@@ -62,7 +62,7 @@ def question_key(text: str) -> str:
 
 def near_duplicate(question: str, others: Iterable[str]) -> bool:
     """Whether `question` reads as one of `others` (the triage's near-question rule)."""
-    texts = {0: question, **dict(enumerate(others, start=1))}
+    texts: dict[Hashable, str] = {0: question, **dict(enumerate(others, start=1))}
     return any(0 in (a, b) for a, b, _ in near_question_pairs(texts))
 
 

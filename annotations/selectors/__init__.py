@@ -95,7 +95,7 @@ class KeysetPage:
 def keyset_page(items, after: str | None, size: int) -> KeysetPage:
     """The `size` items (ordered by source_index) after the index `after` (a digit string)."""
     first = not (after and after.lstrip("-").isdigit())
-    if not first:
+    if after and not first:
         items = items.filter(source_index__gt=int(after))
     rows = list(items[: size + 1])
     more = len(rows) > size

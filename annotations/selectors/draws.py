@@ -13,7 +13,15 @@ from annotations.models import TAXONOMY_FIELDS, Benchmark, Draw, Item, ItemStatu
 from annotations.models.item import CURATED_STATUSES
 
 # Broad to narrow, so that ticking two boxes names strata as "scene / task".
-STRATUM_ORDER = ("scene", "modality", "task", "subtask", "category", "l2_category", "dataset")
+STRATUM_ORDER: tuple[str, ...] = (
+    "scene",
+    "modality",
+    "task",
+    "subtask",
+    "category",
+    "l2_category",
+    "dataset",
+)
 STRATUM_ORDER += tuple(name for name in TAXONOMY_FIELDS if name not in STRATUM_ORDER)
 
 

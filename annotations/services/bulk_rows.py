@@ -38,7 +38,7 @@ def insert_rows(model: type[models.Model], rows: Iterable[Mapping[str, Any]]) ->
         f"%s{cast}" if field.attname in json_names else "%s" for field in fields
     )
     table = connection.ops.quote_name(model._meta.db_table)
-    names = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+    names = ", ".join(connection.ops.quote_name(str(field.column)) for field in fields)
     sql = f"INSERT INTO {table} ({names}) VALUES ({placeholders})"
     order = [field.attname for field in fields]
 

@@ -10,8 +10,9 @@ second revision where the answer's position was balanced.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -295,15 +296,16 @@ def _exclusions(pool: Benchmark, others: Sequence[Benchmark]) -> Exclusions:
     same = pool_images & other_images
     for benchmark in (pool, *others):
         triage_service.image_hashes_ensure(benchmark=benchmark)
-    phash: dict[tuple[str, int], int] = {}
-    dhash: dict[tuple[str, int], int] = {}
+    phash: dict[Hashable, int] = {}
+    dhash: dict[Hashable, int] = {}
     rest = pool_images - same
     for side, ids in (("pool", rest), ("other", other_images)):
         for image_id, p, d in _hashes(ids):
             phash[(side, image_id)], dhash[(side, image_id)] = p, d
     near = set()
     for a, b, _distance in near_image_pairs(phash, dhashes=dhash, max_distance=PHASH_DISTANCE):
-        sides = {a[0]: a[1], b[0]: b[1]}
+        first, second = cast(tuple[str, int], a), cast(tuple[str, int], b)
+        sides = {first[0]: first[1], second[0]: second[1]}
         if len(sides) == 2:
             near.add(sides["pool"])
     found.images_sha256, found.images_phash = len(same), len(near)
@@ -397,7 +399,7 @@ def _write(record: Draw, outcome: DrawOutcome, exclusions: Exclusions, user, *, 
         revisions = []
         for item in items:
             revisions.append(_revision(item, 1, RevisionReason.DRAWN, author, record))
-            target = moved.get(item.pool_item_id)
+            target = moved.get(item.pool_item_id) if item.pool_item_id else None
             if target is not None:
                 was = item.answer
                 item.options = move_answer(list(item.options), ord(was) - 65, target)
