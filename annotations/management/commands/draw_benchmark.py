@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -61,6 +62,7 @@ class Command(BaseCommand):
                 quota_csv = options["quota_file"].read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as error:
                 raise CommandError(f"cannot read the quota file: {error}") from None
+        started = time.perf_counter()
         record = benchmark_draw(
             pool=pool,
             request=DrawRequest(
@@ -74,6 +76,7 @@ class Command(BaseCommand):
             ),
         )
         self._report(record.report["rounds"][-1])
+        self.stdout.write(f"the draw took {time.perf_counter() - started:.1f} s")
 
     def _top_up(self, pool: Benchmark, name: str) -> None:
         try:
