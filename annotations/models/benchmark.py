@@ -37,6 +37,10 @@ class Benchmark(models.Model):
     # A pool holds candidates (EndoBench's 446,535) that benchmarks are drawn from, not a
     # benchmark to review itself.
     is_pool = models.BooleanField(default=False)
+    # The pool a benchmark was drawn from (its Draw says how): the hub asks no more otherwise.
+    drawn_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="drawn_benchmarks"
+    )
     # The pool's item count, kept so that a pool's pages never count it again.
     item_count = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(

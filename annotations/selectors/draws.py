@@ -69,6 +69,8 @@ class DrawSummary:
 
 def draw_summary(benchmark: Benchmark) -> DrawSummary | None:
     """The strata of a drawn benchmark with their counts (None for one not drawn)."""
+    if benchmark.drawn_from_id is None:
+        return None
     draw = Draw.objects.select_related("pool").filter(benchmark=benchmark).first()
     if draw is None:
         return None

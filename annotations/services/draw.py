@@ -99,7 +99,7 @@ def stratum_label(values: Iterable[str]) -> str:
 
 def pool_mark(*, benchmark: Benchmark, is_pool: bool = True) -> Benchmark:
     """Mark a benchmark as a pool (or not), keeping its item count for the pool's pages."""
-    if is_pool and hasattr(benchmark, "draw"):
+    if is_pool and benchmark.drawn_from_id is not None:
         raise DomainError(_("A benchmark drawn from a pool cannot be a pool itself."))
     benchmark.is_pool = is_pool
     benchmark.item_count = Item.objects.filter(benchmark=benchmark).count()
@@ -157,6 +157,7 @@ def benchmark_draw(*, pool: Benchmark, request: DrawRequest, user=None) -> Draw:
             columns=_columns(pool),
             option_letters=pool.option_letters,
             label_sets=pool.label_sets,
+            drawn_from=pool,
             created_by=user,
         )
         record = Draw.objects.create(
