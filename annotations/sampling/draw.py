@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from annotations.scoring.triage.duplicates import near_question_pairs, question_tokens
-
 Stratum = tuple[str, ...]
 _MASK = (1 << 64) - 1
 
@@ -57,11 +55,17 @@ def ranks(keys: Sequence[int], seed: int) -> np.ndarray:
 
 def question_key(text: str) -> str:
     """A question as compared for exact duplicates: its words, case and punctuation aside."""
+    # Imported here: the triage's package loads imagehash (and scipy), which a web process
+    # should not pay for at start-up.
+    from annotations.scoring.triage.duplicates import question_tokens
+
     return " ".join(question_tokens(text))
 
 
 def near_duplicate(question: str, others: Iterable[str]) -> bool:
     """Whether `question` reads as one of `others` (the triage's near-question rule)."""
+    from annotations.scoring.triage.duplicates import near_question_pairs
+
     texts: dict[Hashable, str] = {0: question, **dict(enumerate(others, start=1))}
     return any(0 in (a, b) for a, b, _ in near_question_pairs(texts))
 

@@ -46,11 +46,8 @@ from annotations.sampling.draw import (
     letter_counts,
     move_answer,
 )
-from annotations.scoring.triage.duplicates import near_image_pairs
-from annotations.services import triage as triage_service
 from annotations.services.bulk_rows import insert_items_returning_ids, insert_rows
 from annotations.services.errors import DomainError
-from annotations.services.review import assignments_create
 
 POOL_INDEX_COLUMN = "pool_index"  # the pool item's index, carried in releases
 STRATUM_FIELDS = TAXONOMY_FIELDS
@@ -290,6 +287,10 @@ def _exclusions(pool: Benchmark, others: Sequence[Benchmark]) -> Exclusions:
     found = Exclusions()
     if not others:
         return found
+    # Imported here: hashing loads imagehash and scipy, which only this check needs.
+    from annotations.scoring.triage.duplicates import near_image_pairs
+    from annotations.services import triage as triage_service
+
     pool_images = set(
         ItemImage.objects.filter(item__benchmark=pool).values_list("image_id", flat=True)
     )
@@ -505,6 +506,9 @@ def _is_letter(answer: str) -> bool:
 def _assign_like_the_rest(benchmark: Benchmark, user) -> int:
     """Give the new items to the reviewers who have the benchmark's other items, as many per
     item as they do; nothing when the benchmark is not assigned yet."""
+    # Imported here: the review service loads the triage and imaging modules a draw never uses.
+    from annotations.services.review import assignments_create
+
     rows = Assignment.objects.filter(item__benchmark=benchmark)
     reviewer_ids = set(rows.values_list("reviewer_id", flat=True))
     if not reviewer_ids:
