@@ -26,7 +26,8 @@ class _FormParser(HTMLParser):
             if kind in ("checkbox", "radio") and "checked" not in attributes:
                 return
             if kind != "file":
-                self.fields.append((name, attributes.get("value", "on")))
+                default = "on" if kind in ("checkbox", "radio") else ""
+                self.fields.append((name, attributes.get("value", default)))
         elif tag == "select":
             self.select = name
         elif tag == "option" and self.select and "selected" in attributes:

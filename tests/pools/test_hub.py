@@ -90,3 +90,17 @@ def test_a_pool_lists_its_items_by_key_without_counting_them(
     indexes = [item.source_index for item in second.context["page"]]
     assert indexes[0] > page.next_after and len(indexes) == 50
     assert pool.item_count == 360
+
+
+def test_a_quota_file_chosen_on_the_hub_form_sets_each_stratum(client, curator):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    make_pool(images_per_stratum=4, questions_per_image=2)
+    hub = client.get(reverse("benchmark", args=["endo-pool"]))
+    action, fields = rendered_form(hub.content.decode(), "data-draw-form")
+    quotas = SimpleUploadedFile("quotas.csv", b"scene,quota\ncolonoscopy,9\ngastroscopy,2\n")
+    data = as_post(fields, {"draw-name": "by-file", "draw-seed": "4", "draw-quota_file": quotas})
+    response = client.post(action, data)
+    assert response.status_code == 302, response.context["draw_form"].errors
+    scenes = Item.objects.filter(benchmark__name="by-file").values_list("scene", flat=True)
+    assert sorted(scenes) == ["colonoscopy"] * 9 + ["gastroscopy"] * 2
