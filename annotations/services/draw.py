@@ -16,6 +16,8 @@ from types import SimpleNamespace
 from typing import cast
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -112,6 +114,12 @@ def benchmark_draw(*, pool: Benchmark, request: DrawRequest, user=None) -> Draw:
     `report` says what was drawn, left out and moved."""
     if not pool.is_pool:
         raise DomainError(_("%(name)s is not a pool.") % {"name": pool.name})
+    try:
+        validate_slug(request.name)
+    except ValidationError:
+        raise DomainError(
+            _("A benchmark's name uses letters, digits, hyphens and underscores only.")
+        ) from None
     if Benchmark.objects.filter(name=request.name).exists():
         raise DomainError(
             _("A benchmark named '%(name)s' already exists.") % {"name": request.name}

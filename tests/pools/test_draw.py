@@ -203,3 +203,10 @@ def test_a_draw_from_a_benchmark_that_is_not_a_pool_is_refused():
     Benchmark.objects.filter(pk=pool.pk).update(is_pool=False)
     with pytest.raises(CommandError, match="not a pool"):
         run_draw("endo-pool", "drawn", "--per", "task=1", "--seed", "1")
+
+
+def test_a_name_that_cannot_be_a_page_address_is_refused():
+    make_pool(images_per_stratum=1, questions_per_image=1)
+    with pytest.raises(CommandError, match="letters, digits"):
+        run_draw("endo-pool", "my draw", "--per", "task=1", "--seed", "1")
+    assert not Benchmark.objects.filter(name="my draw").exists()
