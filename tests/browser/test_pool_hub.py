@@ -31,6 +31,8 @@ def test_a_curator_draws_a_benchmark_from_the_pool_hub(page, login, live_server)
     expect(page.locator("[data-draw-strata]")).to_be_visible()
     expect(page.locator("[data-stratum='colonoscopy / landmark'] td").nth(1)).to_have_text("8")
     assert Item.objects.filter(benchmark__name="endo-drawn").count() == 48
+    page.click("[data-letters] summary")
+    expect(page.locator("[data-letters] table")).to_be_visible()
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 1024
     screenshot(page, "pool-drawn-hub")
