@@ -162,7 +162,9 @@ class Answerable:
     answer_position: int
 
 
-def balance_positions(items: Sequence[Answerable], seed: int) -> dict[int, int]:
+def balance_positions(
+    items: Sequence[Answerable], seed: int, *, standing: Sequence[Answerable] = ()
+) -> dict[int, int]:
     """The answer position each item should take so that within each stratum every position
     is used as evenly as the option counts allow. Returns the new position by key, for the
     moved items only: an item keeps its position while that position still has room.
@@ -173,9 +175,13 @@ def balance_positions(items: Sequence[Answerable], seed: int) -> dict[int, int]:
     items are placed group by group of option count, keeping their own position where its
     target has room, the others taking the positions with the most room left; by the targets'
     construction the positions below k always have room for the items with k options.
+
+    `standing` items (a top-up's earlier draws) count in the targets but never move: the new
+    items fill the room they leave.
     """
+    fixed = {item.key for item in standing}
     by_stratum: dict[Stratum, list[Answerable]] = defaultdict(list)
-    for item in items:
+    for item in (*standing, *items):
         if item.option_count >= 2 and 0 <= item.answer_position < item.option_count:
             by_stratum[item.stratum].append(item)
     moved: dict[int, int] = {}
@@ -189,7 +195,10 @@ def balance_positions(items: Sequence[Answerable], seed: int) -> dict[int, int]:
             room[next(p for p in range(count) if room[p] == least)] += 1
         groups: dict[int, list[int]] = defaultdict(list)
         for n in order:
-            groups[members[n].option_count].append(n)
+            if members[n].key in fixed:
+                room[members[n].answer_position] -= 1
+            else:
+                groups[members[n].option_count].append(n)
         for count in sorted(groups):
             deferred = []
             for n in groups[count]:

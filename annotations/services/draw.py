@@ -225,7 +225,14 @@ def benchmark_top_up(*, benchmark: Benchmark, user=None) -> dict:
     with transaction.atomic():
         record = Draw.objects.select_for_update().get(pk=record.pk)
         last = Item.objects.filter(benchmark=benchmark).aggregate(m=Max("source_index"))["m"]
-        round_report = _write(record, outcome, exclusions, user, start=(last or 0) + 1)
+        round_report = _write(
+            record,
+            outcome,
+            exclusions,
+            user,
+            start=(last or 0) + 1,
+            standing=_standing_answers(benchmark, record.fields),
+        )
         for stratum, row in strata.items():
             exhausted = stratum in outcome.exhausted
             if row.exhausted != exhausted:
@@ -238,6 +245,20 @@ def benchmark_top_up(*, benchmark: Benchmark, user=None) -> dict:
         )
         _assign_like_the_rest(benchmark, user)
     return round_report
+
+
+def _standing_answers(benchmark: Benchmark, fields: Sequence[str]) -> list[Answerable]:
+    """The letters of the drawn items that stand (not rejected): a top-up balances around them."""
+    rows = (
+        Item.objects.filter(benchmark=benchmark, kind=ItemKind.MCQ)
+        .exclude(status=ItemStatus.REJECTED)
+        .values_list("id", "options", "answer", *fields)
+    )
+    return [
+        Answerable(pk, tuple(values), _option_count(options), ord(answer) - 65)
+        for pk, options, answer, *values in rows.iterator(chunk_size=5000)
+        if _is_letter(answer)
+    ]
 
 
 def _draw_of(benchmark: Benchmark) -> Draw:
@@ -381,7 +402,15 @@ _COPIED = (
 )
 
 
-def _write(record: Draw, outcome: DrawOutcome, exclusions: Exclusions, user, *, start: int) -> dict:
+def _write(
+    record: Draw,
+    outcome: DrawOutcome,
+    exclusions: Exclusions,
+    user,
+    *,
+    start: int,
+    standing: Sequence[Answerable] = (),
+) -> dict:
     """Insert the drawn items (in stratum order, then draw order), balance their answers when
     the draw says so; returns the round's report."""
     keys = outcome.keys
@@ -392,7 +421,11 @@ def _write(record: Draw, outcome: DrawOutcome, exclusions: Exclusions, user, *, 
         for key in keys
         if (row := pool_rows[key])["kind"] == ItemKind.MCQ and _is_letter(row["answer"])
     ]
-    moved = balance_positions(answerable, record.seed) if record.balance_answers else {}
+    moved = (
+        balance_positions(answerable, record.seed, standing=standing)
+        if record.balance_answers
+        else {}
+    )
     position = {a.key: moved.get(a.key, a.answer_position) for a in answerable}
     author = getattr(user, "pk", None)
     pool_name = Benchmark.objects.values_list("name", flat=True).get(pk=record.pool_id)

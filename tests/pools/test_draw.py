@@ -187,6 +187,12 @@ def test_top_up_after_rejections_restores_every_quota_with_items_never_drawn():
     assert standing == {(s, t): 6 for s in SCENES for t in TASKS}
     new = Item.objects.filter(benchmark=drawn).exclude(pool_item_id__in=first)
     assert new.count() == 5
+    # Balanced around the letters that stand: each stratum still within one per letter.
+    letters: dict[tuple, Counter] = {}
+    for item in Item.objects.filter(benchmark=drawn).exclude(status=ItemStatus.REJECTED):
+        letters.setdefault((item.scene, item.task), Counter())[item.answer] += 1
+    for counts in letters.values():
+        assert max(counts.values()) - min(counts[letter] for letter in "ABCD") <= 1
     assert all(item.task == "lesion" for item in new)
     # Assigned like the rest: the same two reviewers, each new item to both.
     for item in new:

@@ -162,3 +162,17 @@ def test_balance_is_reproducible_and_keeps_balanced_items_in_place():
 
 def test_moving_the_answer_swaps_two_options():
     assert move_answer(["a", "b", "c", "d"], 0, 2) == ["c", "b", "a", "d"]
+
+
+def test_a_top_up_balances_its_items_against_the_letters_that_stand():
+    # 30 standing items: A 15, B 5, C 5, D 5; 10 new ones, all A: they go to B, C and D.
+    standing = [Answerable(n, ("s",), 4, 0 if n < 15 else n % 3 + 1) for n in range(30)]
+    new = [Answerable(100 + n, ("s",), 4, 0) for n in range(10)]
+    moved = balance_positions(new, seed=2, standing=standing)
+    assert not set(moved) & {item.key for item in standing}
+    after = letter_counts(
+        [*standing, *new], lambda item: moved.get(item.key, item.answer_position)
+    )["s"]
+    others = [after[letter] for letter in "BCD"]
+    assert sum(others) == 25 and max(others) - min(others) <= 1
+    assert after["A"] == 15  # none of the new ones is put on the letter already over its share
