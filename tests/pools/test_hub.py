@@ -104,3 +104,18 @@ def test_a_quota_file_chosen_on_the_hub_form_sets_each_stratum(client, curator):
     assert response.status_code == 302, response.context["draw_form"].errors
     scenes = Item.objects.filter(benchmark__name="by-file").values_list("scene", flat=True)
     assert sorted(scenes) == ["colonoscopy"] * 9 + ["gastroscopy"] * 2
+
+
+def test_a_curator_marks_a_benchmark_as_a_pool_from_its_hub(client, curator):
+    from tests.factories import make_benchmark, make_item
+
+    benchmark = make_benchmark("candidates")
+    make_item(benchmark)
+    make_item(benchmark)
+    hub = client.get(reverse("benchmark", args=["candidates"])).content.decode()
+    action, fields = rendered_form(hub, "data-mark-pool-form")
+    client.post(action, as_post(fields, {}))
+    benchmark.refresh_from_db()
+    assert benchmark.is_pool and benchmark.item_count == 2
+    page = client.get(reverse("benchmark", args=["candidates"])).content.decode()
+    assert "A pool of 2 candidates" in page and "data-mark-pool-form" not in page
