@@ -498,3 +498,64 @@ class BaselineAnswerForm(forms.Form):
     item = forms.IntegerField()
     letter = forms.CharField(max_length=1)
     seconds_spent = forms.FloatField(required=False, min_value=0)
+
+
+# --- pools ----------------------------------------------------------------------------------
+
+
+class DrawForm(forms.Form):
+    """A draw from a pool's hub: the same choices as `manage.py draw_benchmark`."""
+
+    name = forms.SlugField(label=gettext_lazy("New benchmark's name"), max_length=100)
+    fields = forms.MultipleChoiceField(
+        label=gettext_lazy("Strata: one per value of"),
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text=gettext_lazy("Two fields make a stratum of each combination (scene × task)."),
+    )
+    per_stratum = forms.IntegerField(
+        label=gettext_lazy("Items per stratum"), min_value=1, required=False
+    )
+    quota_file = forms.FileField(
+        label=gettext_lazy("Or a quota file (CSV: the fields, then quota)"), required=False
+    )
+    seed = forms.IntegerField(label=gettext_lazy("Seed"), min_value=0, max_value=2**62)
+    balance_answers = forms.BooleanField(
+        label=gettext_lazy("Balance the answer positions"), required=False, initial=True
+    )
+    exclude_near_duplicates = forms.BooleanField(
+        label=gettext_lazy("Also leave out near-duplicate questions on a drawn image"),
+        required=False,
+        initial=True,
+    )
+    exclude_images_of = forms.MultipleChoiceField(
+        label=gettext_lazy("Leave out the images of"), required=False
+    )
+
+    MAX_QUOTA_FILE = 1024**2
+
+    def __init__(self, *args, fields: list[str], others: list[str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["fields"].choices = [(name, field_label(name)) for name in fields]
+        self.fields["exclude_images_of"].choices = [(name, name) for name in others]
+        self.fields["exclude_images_of"].widget.attrs["size"] = min(max(len(others), 2), 6)
+
+    def clean(self):
+        data = super().clean()
+        upload = data.get("quota_file")
+        data["quota_csv"] = ""
+        if upload:
+            if upload.size > self.MAX_QUOTA_FILE:
+                self.add_error("quota_file", gettext_lazy("The quota file is over 1 MB."))
+            else:
+                try:
+                    data["quota_csv"] = upload.read().decode("utf-8-sig")
+                except UnicodeDecodeError:
+                    self.add_error("quota_file", gettext_lazy("The quota file is not UTF-8 text."))
+        elif not data.get("fields") or not data.get("per_stratum"):
+            raise forms.ValidationError(
+                gettext_lazy(
+                    "Choose the strata's fields and the items per stratum, or a quota file."
+                )
+            )
+        return data

@@ -11,6 +11,7 @@ from annotations.views import grading as grading_views
 from annotations.views import human_baseline as baseline_views
 from annotations.views import jobs as job_views
 from annotations.views import pairs as pair_views
+from annotations.views import pools as pool_views
 from annotations.views import releases as release_views
 from annotations.views import review as review_views
 from annotations.views import run_calibration as run_calibration_views
@@ -22,6 +23,9 @@ urlpatterns = [
     path("", core.dashboard, name="dashboard"),
     path("benchmarks/import/", imports.benchmark_import, name="benchmark-import"),
     path("benchmarks/<slug:name>/", benchmark_views.benchmark_hub, name="benchmark"),
+    path("benchmarks/<slug:name>/pool/", pool_views.pool_set, name="pool-set"),
+    path("benchmarks/<slug:name>/draw/", pool_views.pool_draw, name="pool-draw"),
+    path("benchmarks/<slug:name>/top-up/", pool_views.draw_top_up, name="draw-top-up"),
     path("jobs/", job_views.job_list, name="jobs"),
     path("jobs/<int:pk>/", imports.job_detail, name="job"),
     path(

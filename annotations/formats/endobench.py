@@ -6,8 +6,11 @@ import json
 import os
 import string
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+import ijson
 
 from annotations.formats.cells import ReadLimits, metadata_warnings
 from annotations.formats.errors import FormatError, RowProblem, RowWarning
@@ -46,10 +49,13 @@ class EndoBenchJsonReader:
     """Read EndoBench's JSON array and its images from disk, one item at a time.
 
     Images are looked up next to the JSON file, then in its `EndoBench-Images/`
-    folder; paths leaving those folders are refused. The JSON itself (text and
-    paths only) is loaded whole; the images are read one by one while iterating.
-    Rows carry the original `image_path` in `image_paths` and the image bytes in
-    `images`. Bad items land in `problems`, as with `McqTsvReader`.
+    folder; paths leaving those folders are refused. The JSON is streamed (ijson), never
+    loaded whole: a first pass learns the header (option letters, extra keys), the second
+    yields the rows, so memory stays flat however many items the file holds (a pool of
+    500,000). Rows carry the original `image_path` in `image_paths` and the image bytes in
+    `images`; a later item naming the same image file reuses the first one's image by index
+    (`image_ref`, as a VLMEvalKit TSV does), so a file shared by many questions is read once.
+    Bad items land in `problems`, as with `McqTsvReader`.
 
     `columns` is the VLMEvalKit header the items map to, so that an import of this file exports
     as its TSV would (FORMATS.md, EndoBench): `index` from `id`, `image` for the image file,
@@ -72,23 +78,22 @@ class EndoBenchJsonReader:
         self._limits = limits or ReadLimits()
         self._done = 0
         self._folders = (self.path.parent, self.path.parent / IMAGES_FOLDER)
-        self._items: list[Any] | None = None
+        self._shape: _Shape | None = None
 
     @property
     def columns(self) -> list[str]:
         """The VLMEvalKit TSV header of the items (EndoBench's TSV order, extra keys last)."""
         core = ["index", "image", "image_path", "question"]
-        if any(isinstance(item, dict) and "hint" in item for item in self._loaded()):
+        if self._scanned().has_hint:
             core.append("hint")
         core += ["category", "task", "subtask", "scene", "answer", "dataset", "gt"]
         core += self.option_letters
         return core + self._extra_columns()
 
     def _extra_columns(self) -> list[str]:
-        objects = [item for item in self._loaded() if isinstance(item, dict)]
-        extra = dict.fromkeys(key for item in objects for key in item if key not in _MAPPED_KEYS)
-        keep_id = any("id" in item and not _id_is_index(item["id"]) for item in objects)
-        return [key for key in extra if not _clashes(key)] + ["id"] * keep_id
+        shape = self._scanned()
+        extra = [key for key in shape.extra_keys if not _clashes(key)]
+        return extra + ["id"] * shape.keep_id
 
     def close(self) -> None:
         """Nothing to release (images are read and closed one by one); for API parity."""
@@ -102,49 +107,66 @@ class EndoBenchJsonReader:
     @property
     def option_letters(self) -> list[str]:
         """Letters A–F as in EndoBench's TSV, or A.. up to the longest option list if longer."""
-        longest = max(
-            (
-                len(item["options"])
-                for item in self._loaded()
-                if isinstance(item, dict) and isinstance(item.get("options"), list)
-            ),
-            default=0,
-        )
+        longest = self._scanned().longest_options
         return list(string.ascii_uppercase[: min(max(longest, TSV_OPTION_COLUMNS), 26)])
 
     def fraction_read(self) -> float:
         """How many of the file's items were read, from 0 to 1 (for a progress bar)."""
-        items = self._items
-        return self._done / len(items) if items else 0.0
+        count = self._shape.count if self._shape else 0
+        return self._done / count if count else 0.0
 
     def __iter__(self) -> Iterator[McqRow]:
         self.problems = []
         letters, extra_columns = self.option_letters, self._extra_columns()
-        first_row_of_index: dict[int, int] = {}
-        for number, item in enumerate(self._loaded(), start=1):
+        seen = _SeenIds()
+        duplicates: dict[int, list[int]] = {}  # id -> rows repeating it, told at the end
+        first_of_path: dict[str, int] = {}  # image path -> index of the row that read it
+        for number, item in enumerate(_stream_items(self.path), start=1):
             self._done = number
-            row, problems = self._parse_item(number, item, letters, extra_columns)
-            if row is not None and row.index in first_row_of_index:
-                first = first_row_of_index[row.index]
-                problems.append(
-                    RowProblem(
-                        number, "id", f"duplicate id {row.index} (first used in row {first})"
-                    )
-                )
+            path = item.get("image_path") if isinstance(item, dict) else None
+            reuse = first_of_path.get(path) if isinstance(path, str) else None
+            row, problems = self._parse_item(number, item, letters, extra_columns, reuse)
+            if row is not None and seen.seen(row.index):
+                duplicates.setdefault(row.index, []).append(len(self.problems) + len(problems))
+                problems.append(RowProblem(number, "id", f"duplicate id {row.index}"))
             elif row is not None:
-                first_row_of_index[row.index] = number
+                seen.add(row.index)
             if problems or row is None:
                 self.problems.extend(problems)
                 continue
+            if reuse is None and isinstance(path, str):
+                first_of_path.setdefault(path, row.index)
             yield row
+        if duplicates:
+            self._name_first_rows(duplicates)
 
-    def _loaded(self) -> list[Any]:
-        if self._items is None:
-            self._items = _load_json_array(self.path)
-        return self._items
+    def _name_first_rows(self, duplicates: dict[int, list[int]]) -> None:
+        """Say in which row each duplicated id was first used (one more pass, only when the
+        file has duplicates: remembering every id's row would cost memory per item)."""
+        first: dict[int, int] = {}
+        for number, item in enumerate(_stream_items(self.path), start=1):
+            if isinstance(item, dict):
+                index = _index(item.get("id"), number)
+                if index in duplicates and index not in first:
+                    first[index] = number
+        for index, positions in duplicates.items():
+            for position in positions:
+                problem = self.problems[position]
+                reason = f"duplicate id {index} (first used in row {first.get(index, '?')})"
+                self.problems[position] = RowProblem(problem.row, "id", reason)
+
+    def _scanned(self) -> _Shape:
+        if self._shape is None:
+            self._shape = _scan(self.path)
+        return self._shape
 
     def _parse_item(
-        self, number: int, item: Any, letters: list[str], extra_columns: list[str]
+        self,
+        number: int,
+        item: Any,
+        letters: list[str],
+        extra_columns: list[str],
+        reuse: int | None = None,
     ) -> tuple[McqRow | None, list[RowProblem]]:
         if not isinstance(item, dict):
             return None, [RowProblem(number, None, "item is not a JSON object", "not_an_object")]
@@ -173,13 +195,15 @@ class EndoBenchJsonReader:
         if wrong_answer:
             problems.append(RowProblem(number, "answer", wrong_answer, "bad_answer"))
         image_path = _text(item["image_path"])
-        image, info = self._read_image(number, image_path, problems)
+        image, info = (
+            (None, None) if reuse is not None else self._read_image(number, image_path, problems)
+        )
         row = McqRow(
             row=number,
             index=_index(item.get("id"), number),
             images=[image] if image is not None else [],
             image_infos=[info] if info is not None else [],
-            image_ref=None,
+            image_ref=reuse,
             image_paths=[image_path],
             question=question,
             hint=_text(item.get("hint")),
@@ -212,22 +236,108 @@ class EndoBenchJsonReader:
         return prepared.data, prepared.info
 
 
-def _load_json_array(path: Path) -> list[Any]:
-    try:
-        with open(path, encoding="utf-8-sig") as handle:
-            items = json.load(handle)
-    except UnicodeDecodeError as exc:
-        raise FormatError(
-            RowProblem(0, None, f"not UTF-8 text: {exc.reason}", "unreadable_text")
-        ) from None
-    except json.JSONDecodeError as exc:
-        reason = f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
-        raise FormatError(RowProblem(0, None, reason, "not_json")) from None
-    if not isinstance(items, list):
-        raise FormatError(RowProblem(0, None, "the JSON must be an array of items", "not_json"))
-    if not items:
+@dataclass
+class _Shape:
+    """What the first pass learns of the whole file: the header depends on every item."""
+
+    count: int = 0
+    has_hint: bool = False
+    longest_options: int = 0
+    extra_keys: dict[str, None] = field(default_factory=dict)
+    keep_id: bool = False
+
+
+def _scan(path: Path) -> _Shape:
+    shape = _Shape()
+    for item in _stream_items(path):
+        shape.count += 1
+        if not isinstance(item, dict):
+            continue
+        shape.has_hint = shape.has_hint or "hint" in item
+        if isinstance(item.get("options"), list):
+            shape.longest_options = max(shape.longest_options, len(item["options"]))
+        for key in item:
+            if key not in _MAPPED_KEYS and key not in shape.extra_keys:
+                shape.extra_keys[key] = None
+        if not shape.keep_id and "id" in item and not _id_is_index(item["id"]):
+            shape.keep_id = True
+    if not shape.count:
         raise FormatError(RowProblem(0, None, "empty file: the array holds no item", "no_items"))
-    return items
+    return shape
+
+
+_BOM = b"\xef\xbb\xbf"
+_WHITESPACE = b" \t\r\n"
+
+
+def _stream_items(path: Path) -> Iterator[Any]:
+    """The items of the file's top-level array, one at a time."""
+    with open(path, "rb") as handle:
+        first = _first_byte(handle)
+        if first != b"[":
+            _refuse_non_array(handle)
+        try:
+            yield from ijson.items(handle, "item", use_float=True)
+        except ijson.JSONError as error:
+            raise FormatError(_json_problem(error)) from None
+
+
+def _first_byte(handle: BinaryIO) -> bytes:
+    """The first byte after a BOM and white space; the handle is left just before it."""
+    if handle.read(3) != _BOM:
+        handle.seek(0)
+    while True:
+        position = handle.tell()
+        byte = handle.read(1)
+        if byte not in _WHITESPACE or not byte:
+            handle.seek(position)
+            return byte
+
+
+def _refuse_non_array(handle: BinaryIO) -> None:
+    """Not an array: say whether it is JSON at all (streamed, as big files may be anything)."""
+    try:
+        for _event in ijson.parse(handle):
+            pass
+    except ijson.JSONError as error:
+        raise FormatError(_json_problem(error)) from None
+    raise FormatError(RowProblem(0, None, "the JSON must be an array of items", "not_json"))
+
+
+def _json_problem(error: Exception) -> RowProblem:
+    message = error.args[0] if error.args else str(error)
+    if isinstance(message, bytes):
+        message = message.decode("utf-8", "replace")
+    first_line = str(message).strip().splitlines()[0] if str(message).strip() else "unreadable"
+    if "UTF8" in first_line:
+        return RowProblem(0, None, f"not UTF-8 text: {first_line}", "unreadable_text")
+    return RowProblem(0, None, f"not valid JSON: {first_line}", "not_json")
+
+
+class _SeenIds:
+    """The ids read so far: a bitmap for the usual small non-negative ids (a bit each, so a
+    pool's 500,000 ids take 64 KB), a set for any others."""
+
+    _BITMAP_LIMIT = 1 << 27  # ids below this take a bit; the bitmap grows to 16 MB at most
+
+    def __init__(self) -> None:
+        self._bits = bytearray()
+        self._others: set[int] = set()
+
+    def seen(self, index: int) -> bool:
+        if 0 <= index < self._BITMAP_LIMIT:
+            byte = index >> 3
+            return byte < len(self._bits) and bool(self._bits[byte] >> (index & 7) & 1)
+        return index in self._others
+
+    def add(self, index: int) -> None:
+        if 0 <= index < self._BITMAP_LIMIT:
+            byte = index >> 3
+            if byte >= len(self._bits):
+                self._bits.extend(bytes(max(byte + 1 - len(self._bits), len(self._bits))))
+            self._bits[byte] |= 1 << (index & 7)
+        else:
+            self._others.add(index)
 
 
 def _options(value: Any) -> tuple[dict[str, str], str | None]:

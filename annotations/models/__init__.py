@@ -1,4 +1,5 @@
 from .benchmark import Benchmark, Case, Family, Indicator
+from .draw import Draw, DrawStratum
 from .imaging import Box, BoxLabel, BoxRevision, BoxState, Image, Phase, Volume
 from .item import (
     COLUMN_FIELDS,
@@ -54,6 +55,8 @@ __all__ = [
     "BoxRevision",
     "BoxState",
     "Case",
+    "Draw",
+    "DrawStratum",
     "EndpointKind",
     "Family",
     "Grade",

@@ -34,6 +34,15 @@ class Benchmark(models.Model):
     # Set by a curator for a reader study: every pair review of this benchmark is blinded (sides
     # shuffled, "which is degraded?" first), whatever a reviewer's own mode.
     pairs_blinded = models.BooleanField(default=False)
+    # A pool holds candidates (EndoBench's 446,535) that benchmarks are drawn from, not a
+    # benchmark to review itself.
+    is_pool = models.BooleanField(default=False)
+    # The pool a benchmark was drawn from (its Draw says how): the hub asks no more otherwise.
+    drawn_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="drawn_benchmarks"
+    )
+    # The pool's item count, kept so that a pool's pages never count it again.
+    item_count = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

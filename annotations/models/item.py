@@ -119,6 +119,11 @@ class Item(models.Model):
     degradation_severity = models.CharField(max_length=10, choices=Severity.choices, blank=True)
     degradation_params = models.JSONField(null=True, blank=True)
     degradation_seed = models.BigIntegerField(null=True, blank=True)
+    # The pool item this item was drawn as (its lineage); kept when the pool item is gone only
+    # as the `pool_index` column in `extra`.
+    pool_item = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="drawn_as"
+    )
     status = models.CharField(
         max_length=20, choices=ItemStatus.choices, default=ItemStatus.PENDING, db_index=True
     )
@@ -147,6 +152,12 @@ class Item(models.Model):
                 ],
                 condition=models.Q(clean_twin__isnull=False, degradation_seed__isnull=False),
                 name="item_degraded_twin_once",
+            ),
+            # A pool item is drawn into a benchmark at most once, whatever happened to it since.
+            models.UniqueConstraint(
+                fields=["benchmark", "pool_item"],
+                condition=models.Q(pool_item__isnull=False),
+                name="item_drawn_once_per_benchmark",
             ),
         ]
         indexes = [
@@ -220,6 +231,8 @@ class RevisionReason(models.TextChoices):
     AGREED_EDIT = "agreed_edit", _("Edit agreed by both reviewers")
     ADJUDICATED = "adjudicated", _("Adjudicated")
     DEGRADED = "degraded", _("Degraded twin created")
+    BALANCED = "balanced", _("Answer position balanced")
+    DRAWN = "drawn", _("Drawn from a pool")
 
 
 class ItemRevision(models.Model):

@@ -78,3 +78,26 @@ def item_list(user, benchmark: Benchmark, filters: dict[str, str]):
         Prefetch("item_images", queryset=ItemImage.objects.select_related("image"))
     )
     return with_gold_hidden(items, user, benchmark_path="benchmark").order_by("source_index")
+
+
+@dataclass(frozen=True)
+class KeysetPage:
+    """A page of items after a source index: a pool's list never counts or skips rows."""
+
+    object_list: list
+    next_after: int | None
+    first: bool
+
+    def __iter__(self):
+        return iter(self.object_list)
+
+
+def keyset_page(items, after: str | None, size: int) -> KeysetPage:
+    """The `size` items (ordered by source_index) after the index `after` (a digit string)."""
+    first = not (after and after.lstrip("-").isdigit())
+    if after and not first:
+        items = items.filter(source_index__gt=int(after))
+    rows = list(items[: size + 1])
+    more = len(rows) > size
+    rows = rows[:size]
+    return KeysetPage(rows, rows[-1].source_index if more and rows else None, first)

@@ -149,6 +149,15 @@ def get_item_for_user_or_404(user: Any, pk: int, queryset: QuerySet | None = Non
     )
 
 
+def pool_item_visible(user: Any, item: Item) -> Item | None:
+    """The pool item `item` was drawn as, when the user may see its pool (lineage links)."""
+    pool_item = item.pool_item
+    if pool_item is None:
+        return None
+    visible = benchmarks_visible_to(user).filter(pk=pool_item.benchmark_id).exists()
+    return pool_item if visible else None
+
+
 def get_case_for_user_or_404(user: Any, pk: int, queryset: QuerySet | None = None) -> Case:
     return _get_or_404(
         Case.objects.all() if queryset is None else queryset, user, "benchmark", pk=pk

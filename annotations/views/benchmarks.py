@@ -15,8 +15,12 @@ from django.views.decorators.http import require_GET
 from annotations import selectors
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, ROLES, has_role, role_required
 from annotations.models import Benchmark, Item, ItemKind, ItemStatus
+from annotations.selectors import draws as draw_selectors
 from annotations.selectors import hub as hub_selectors
 from annotations.selectors import visibility
+from annotations.views import pools as pool_views
+
+PAGE_SIZE = 50
 
 
 @dataclass(frozen=True)
@@ -120,14 +124,20 @@ def _item_list(request: HttpRequest, benchmark: Benchmark) -> dict[str, Any]:
         category=filters["category"],
         query=filters["q"],
     )
-    categories = (
-        Item.objects.filter(benchmark=benchmark)
-        .order_by("category")
-        .values_list("category", flat=True)
-        .distinct()
-    )
+    if benchmark.is_pool:
+        # A pool's list is paged by key and counted once (at import): never read whole.
+        categories = list(benchmark.taxonomy.get("category", []))
+        page = selectors.keyset_page(items, request.GET.get("after"), PAGE_SIZE)
+    else:
+        categories = list(
+            Item.objects.filter(benchmark=benchmark)
+            .order_by("category")
+            .values_list("category", flat=True)
+            .distinct()
+        )
+        page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
     return {
-        "page": Paginator(items, 50).get_page(request.GET.get("page")),
+        "page": page,
         "statuses": ItemStatus.choices,
         "kinds": ItemKind.choices,
         "categories": [c for c in categories if c],
@@ -139,13 +149,28 @@ def _item_list(request: HttpRequest, benchmark: Benchmark) -> dict[str, Any]:
 @role_required(*ROLES)
 def benchmark_hub(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = visibility.get_benchmark_for_user_or_404(request.user, name)
+    return hub_page(request, benchmark)
+
+
+def hub_page(
+    request: HttpRequest, benchmark: Benchmark, *, draw_form: Any = None, status: int = 200
+) -> HttpResponse:
+    """The hub; `draw_form` is a refused draw, shown with what was typed and why."""
     gold_visible = not visibility.gold_hidden(request.user, benchmark.pk)
     hub = hub_selectors.benchmark_hub(request.user, benchmark)
+    curator = has_role(request.user, CURATOR)
+    pool = draw_selectors.pool_summary(benchmark, visibility.benchmarks_visible_to(request.user))
+    if pool is not None and curator and draw_form is None:
+        draw_form = pool_views.draw_form(request, pool)
     context = {
         "benchmark": benchmark,
         "hub": hub,
         "groups": hub_actions(request.user, hub, gold_visible=gold_visible),
         "gold_visible": gold_visible,
+        "pool": pool,
+        "draw_form": draw_form,
+        "drawn": draw_selectors.draw_summary(benchmark) if curator or gold_visible else None,
+        "may_curate": curator,
         **_item_list(request, benchmark),
     }
-    return render(request, "annotations/benchmark.html", context)
+    return render(request, "annotations/benchmark.html", context, status=status)

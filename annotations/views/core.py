@@ -32,12 +32,16 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @require_GET
 @role_required(*ROLES)
 def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    items = Item.objects.select_related("benchmark", "clean_twin").prefetch_related(
-        "item_images__image"
-    )
+    items = Item.objects.select_related(
+        "benchmark", "clean_twin", "pool_item__benchmark"
+    ).prefetch_related("item_images__image")
     items = visibility.with_gold_hidden(items, request.user, benchmark_path="benchmark")
     item = visibility.get_item_for_user_or_404(request.user, pk, items)
-    context = {"item": item, "visibility": visibility.item_visibility(request.user, item)}
+    context = {
+        "item": item,
+        "visibility": visibility.item_visibility(request.user, item),
+        "pool_item": visibility.pool_item_visible(request.user, item),
+    }
     return render(request, "annotations/item.html", context)
 
 

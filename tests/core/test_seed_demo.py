@@ -20,7 +20,14 @@ def test_seed_demo_creates_all_three_families_and_one_user_per_role_once(capsys)
         "endobench-demo": "endobench",
         "medqdeg-demo": "medqdeg",
         "gastricx-demo": "gastricx",
+        "endobench-pool": "endobench",
+        "endobench-drawn": "endobench",
     }
+    # A pool of generated candidates, and 40 per scene drawn from it with their lineage.
+    pool = Benchmark.objects.get(name="endobench-pool")
+    assert pool.is_pool and pool.item_count > 2000
+    drawn = Item.objects.filter(benchmark__name="endobench-drawn")
+    assert drawn.count() == 160 and drawn.filter(pool_item__benchmark=pool).count() == 160
     endo = Item.objects.filter(benchmark__name="endobench-demo")
     assert endo.count() == 60
     assert (
@@ -64,7 +71,7 @@ def test_seed_demo_creates_all_three_families_and_one_user_per_role_once(capsys)
 
     call_command("seed_demo", verbosity=0)  # idempotent: a second run adds nothing
     assert (
-        Benchmark.objects.count() == 3
+        Benchmark.objects.count() == 5
         and Item.objects.filter(benchmark__name="endobench-demo").count() == 60
     )
     assert "already present" in capsys.readouterr().out

@@ -28,6 +28,11 @@ class Command(BaseCommand):
         parser.add_argument("--family", required=True, choices=FAMILIES)
         parser.add_argument("--name", required=True)
         parser.add_argument("--description", default="")
+        parser.add_argument(
+            "--pool",
+            action="store_true",
+            help="mark the import as a pool of candidates to draw benchmarks from",
+        )
 
     def handle(self, *args, path: Path, family: str, name: str, description: str, **options):
         if not path.exists():
@@ -46,6 +51,12 @@ class Command(BaseCommand):
         except DomainError as error:
             raise CommandError(str(error)) from error
         self.stdout.write(f"imported {items} items")
+        if options.get("pool"):
+            from annotations.models import Benchmark
+            from annotations.services.draw import pool_mark
+
+            pool_mark(benchmark=Benchmark.objects.get(name=name))
+            self.stdout.write(f"{name} is a pool")
         self._warnings(report)
 
     def _table(self, path, family, name, description, quiet) -> tuple[int, ImportReport]:

@@ -21,6 +21,14 @@ DEMO_USERS = (
     ("adjudicator", (ADJUDICATOR, REVIEWER)),
 )
 DEMO_BENCHMARKS = ("endobench-demo", "medqdeg-demo", "gastricx-demo")
+# A pool of generated candidates and a benchmark drawn from it (python manage.py draw_benchmark).
+DEMO_POOL, DEMO_DRAWN = "endobench-pool", "endobench-drawn"
+DEMO_DRAW = {
+    "per": ["scene=40"],
+    "seed": 7,
+    "balance_answers": True,
+    "exclude_near_duplicates": True,
+}
 # MedQ-DEG is about degraded images beside clean ones: the demo's clean items get twins from our
 # engine (fast kinds only: a CT sinogram kind takes a third of a second per image).
 DEMO_DEGRADATIONS = {"kinds": "gaussian_noise", "severities": "mild,severe"}
@@ -47,6 +55,7 @@ class Command(BaseCommand):
         ]
         if not missing:
             self.stdout.write("demo data already present")
+            self._seed_pool(users["curator"], seed, options["verbosity"])
             self._assign_demo_reviews(users)
             return
         from demo import build_demo_files
@@ -73,6 +82,7 @@ class Command(BaseCommand):
             self.stdout.write(f"made {twins} degraded twins in medqdeg-demo")
             self._demo_run(users["curator"])
         self.stdout.write(f"seeded {len(missing)} demo benchmark(s)")
+        self._seed_pool(users["curator"], seed, options["verbosity"])
         self._assign_demo_reviews(users)
 
     def _demo_run(self, curator) -> None:
@@ -97,6 +107,25 @@ class Command(BaseCommand):
         run = run_services.run_execute(run_id=run.pk, provider=DemoReader())
         cliffs = sum(1 for row in run.summary["cliffs"]["rows"] if row["cliff"])
         self.stdout.write(f"ran the demo reader on medqdeg-demo: {cliffs} cliff(s)")
+
+    def _seed_pool(self, curator, seed: int, verbosity: int) -> None:
+        """The demo pool (a few thousand generated candidates) and a benchmark drawn from it."""
+        from annotations.services.draw import DrawRequest, benchmark_draw, pool_mark
+        from demo.pool import write_endobench_pool
+
+        if not Benchmark.objects.filter(name=DEMO_POOL).exists():
+            with tempfile.TemporaryDirectory() as folder:
+                path = write_endobench_pool(Path(folder), seed=seed)
+                self._import(DEMO_POOL, "endobench", path, curator, verbosity)
+            pool_mark(benchmark=Benchmark.objects.get(name=DEMO_POOL))
+        if not Benchmark.objects.filter(name=DEMO_DRAWN).exists():
+            record = benchmark_draw(
+                pool=Benchmark.objects.get(name=DEMO_POOL),
+                request=DrawRequest(name=DEMO_DRAWN, **DEMO_DRAW),
+                user=curator,
+            )
+            drawn = record.report["rounds"][-1]["drawn"]
+            self.stdout.write(f"drew {drawn} items from {DEMO_POOL} into {DEMO_DRAWN}")
 
     def _assign_demo_reviews(self, users: dict) -> None:
         # Demo reviewers get work: each demo benchmark is double-assigned once (idempotent), and

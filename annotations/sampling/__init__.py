@@ -1,0 +1,1 @@
+"""Pure: drawing a benchmark from a pool (stratified, seeded, de-duplicated, answer-balanced)."""
