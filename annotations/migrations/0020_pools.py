@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotations', '0017_gxruns_task_predictions_and_report_grading'),
+        ('annotations', '0019_grading_graders'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
