@@ -286,8 +286,14 @@ JOB_REAP_SECONDS = env_int("JOB_REAP_SECONDS", 30)
 # or images to hash, per chunk.
 JOB_DEGRADE_CHUNK = env_int("JOB_DEGRADE_CHUNK", 200)
 JOB_TRIAGE_CHUNK = env_int("JOB_TRIAGE_CHUNK", 2000)
+# No patient file outlives its job (annotations.services.media_sweep): every MEDIA_SWEEP_SECONDS
+# (and at each worker's start) the raw files of ended imports are removed; a failed import's
+# upload, kept for a retry, and anything no job names expire after UPLOAD_EXPIRY_HOURS.
+MEDIA_SWEEP_SECONDS = env_int("MEDIA_SWEEP_SECONDS", 300)
+UPLOAD_EXPIRY_HOURS = env_int("UPLOAD_EXPIRY_HOURS", 24)
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-jobs": {"task": "annotations.reap_stale_jobs", "schedule": JOB_REAP_SECONDS},
+    "sweep-media": {"task": "annotations.sweep_media", "schedule": MEDIA_SWEEP_SECONDS},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

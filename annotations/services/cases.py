@@ -163,6 +163,12 @@ def import_attempt_discard(folder: Path) -> int:
     return staged_images_discard(folder)  # the whole folder goes, extracted files included
 
 
+def attempt_volumes_folder(folder: Path) -> str | None:
+    """The volumes folder (relative to MEDIA_ROOT) an import attempt noted it is writing."""
+    noted = folder / _ATTEMPT_NOTE / "volumes"
+    return noted.read_text().strip() if noted.is_file() else None
+
+
 def _read_cases(path: Path, scratch: Path) -> list[CaseData]:
     if path.is_file():
         cases = list(read_gastricx_zip(path, scratch / "extracted"))
