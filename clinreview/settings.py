@@ -149,14 +149,22 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # django-axes counts failed logins (web form and POST /api/token/) in the database, so every web
-# process sees the same count: locked per user name and, separately, per client address.
+# process sees the same count (annotations.login_throttle, docs/security.md): locked per (user name,
+# client address) pair at LOGIN_FAILURE_LIMIT, per address at LOGIN_ADDRESS_FAILURE_LIMIT
+# failures for existing names; unknown names lock nobody out. The client address is REMOTE_ADDR
+# unless TRUSTED_PROXY_COUNT reverse proxies are declared (they append to TRUSTED_PROXY_HEADER).
 AUTHENTICATION_BACKENDS = [
     "annotations.auth.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_HANDLER = "annotations.login_throttle.LoginThrottleHandler"
+AXES_CLIENT_IP_CALLABLE = "annotations.login_throttle.client_address"
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 5 * AXES_FAILURE_LIMIT)
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+TRUSTED_PROXY_HEADER = env_str("TRUSTED_PROXY_HEADER", "HTTP_X_FORWARDED_FOR")
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "annotations.views.accounts.locked_out"
 AXES_VERBOSE = False
