@@ -83,6 +83,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before WhiteNoise: the policy is on every response, static files included.
+    "annotations.security_headers.SecurityHeadersMiddleware",
     "annotations.middleware.UndecodableInputMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -90,6 +92,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "annotations.security_headers.SessionLifetimeMiddleware",
     "annotations.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -323,6 +326,19 @@ elif _proxy_header:
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+# Clinical defaults (annotations.security_headers, docs/security.md): a session ends 12 hours
+# after the login, or after 30 minutes without a request.
+SESSION_MAX_HOURS = env_int("SESSION_MAX_HOURS", 12)
+SESSION_IDLE_MINUTES = env_int("SESSION_IDLE_MINUTES", 30)
+SESSION_COOKIE_AGE = SESSION_MAX_HOURS * 3600
+# On every response (annotations.security_headers): no inline script, nothing from elsewhere.
+CONTENT_SECURITY_POLICY = env_str(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "style-src-elem 'self'; img-src 'self' data: blob:; font-src 'self' data:; "
+    "connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'",
+)
 
 LOG_LEVEL = env_str("LOG_LEVEL", "WARNING")
 # One handler, on the root: Django's own "django" logger would print every record a second time
