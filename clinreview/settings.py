@@ -228,7 +228,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "annotations.api.schema.ClinReviewAutoSchema",
     "EXCEPTION_HANDLER": "annotations.api.errors.exception_handler",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "annotations.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
 }
 # API tokens (POST /api/token/): stored as digests, expire, revoked at logout.

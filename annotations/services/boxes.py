@@ -345,6 +345,12 @@ def _check_own_proposal(user, box: Box, state: str) -> None:
 def box_withdraw(*, box: Box, version: int, user, note: str = "") -> Box:
     """Withdraw one's own proposal (the box tool's "delete"): the box stays, withdrawn, with a
     revision, so that history and an undo keep it; releases leave it out."""
+    own = box.author_id == user.pk and box.source != "imported"
+    if own and box.state == BoxState.WITHDRAWN:
+        # Mine, withdrawn meanwhile (another tab, an earlier request): a conflict, not a refusal.
+        raise ConflictError(
+            gettext("This box is already withdrawn; reload it."), current_version=box.version
+        )
     _check_own_proposal(user, box, BoxState.PROPOSED)
     box = _claim(box, version, state=BoxState.WITHDRAWN)
     _record(box, "withdrawn", user, note=(note or "").strip())
