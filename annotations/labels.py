@@ -168,6 +168,7 @@ IMPORT_PROBLEM_LABELS = {
     "too_long": _("The value is longer than this field can hold."),
     "unreadable_text": _("The text cannot be read (not UTF-8, or a broken quote)."),
     "truncated": _("The file ends inside a quoted cell: it looks cut short."),
+    "nul_character": _("The text holds a NUL character (\\u0000), which cannot be stored."),
     "not_an_object": _("This item is not a JSON object."),
     "not_json": _("The file is not a JSON array of items."),
     "not_zip": _("The file is not a readable zip archive."),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from annotations.formats.errors import FormatError, RowProblem
+from annotations.formats.jsontext import NUL_REASON, first_nul
 from annotations.formats.safezip import (
     DEFAULT_MAX_ZIP_BYTES,
     DEFAULT_MAX_ZIP_ENTRIES,
@@ -247,6 +248,11 @@ def _load_case_json(folder: Path, row: int, problems: list[RowProblem]) -> dict[
         return {}
     if not isinstance(data, dict):
         problems.append(RowProblem(row, None, f"{folder.name}/case.json must hold a JSON object"))
+        return {}
+    nul = first_nul(data)
+    if nul is not None:
+        reason = f"{folder.name}/case.json {nul} {NUL_REASON}"
+        problems.append(RowProblem(row, nul, reason, "nul_character"))
         return {}
     for name in REQUIRED_FIELDS:
         if name not in data:
