@@ -214,8 +214,10 @@ DEID_SECRET = env_str("DEID_SECRET") or ("dev-only-deid-secret" if DEBUG else ""
 # setting), or is stored encrypted with ENDPOINT_KEY_ENCRYPTION_KEY (a Fernet key).
 ENDPOINT_KEY_ENV_PREFIX = env_str("ENDPOINT_KEY_ENV_PREFIX", "CLINREVIEW_KEY_")
 ENDPOINT_KEY_ENCRYPTION_KEY = env_str("ENDPOINT_KEY_ENCRYPTION_KEY")
-# Host names a model endpoint may be on (empty: any); ".example.org" allows its subdomains.
-ENDPOINT_ALLOWED_HOSTS = env_list("ENDPOINT_ALLOWED_HOSTS", "")
+# Host names a model endpoint may be on; ".example.org" allows its subdomains, "*" any host.
+# Restricted by default: none in production until the deployment names its model servers (a
+# worker must not be pointed at internal services); any in development.
+ENDPOINT_ALLOWED_HOSTS = env_list("ENDPOINT_ALLOWED_HOSTS", "*" if DEBUG else "")
 
 # Debug pages and error reports mask every setting and request variable holding a credential.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "clinreview.debug.CredentialsHidingFilter"
