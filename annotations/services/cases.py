@@ -215,7 +215,7 @@ def _load_all(
                     source, media_root, f"{folder}/{phase}", pseudonymizer
                 )
             except ct.VolumeError as error:
-                problems.append(RowProblem(case.row, f"ct/{phase}", str(error)))
+                problems.append(RowProblem(case.row, f"ct/{phase}", str(error), "bad_ct"))
         shapes = {phase: files.shape for phase, files in result.phases.items()}
         problems += [
             p for p in validate_case_volumes(case, shapes) if not p.reason.startswith("no ")
@@ -242,7 +242,7 @@ def _stage_endoscopy(
             )
         prepared = prepare_image(case.endoscopy.read_bytes(), max_pixels=limits.max_image_pixels)
     except (ImageError, OSError) as error:
-        problems.append(RowProblem(case.row, "endoscopy", str(error)))
+        problems.append(RowProblem(case.row, "endoscopy", str(error), "bad_endoscopy"))
         return None
     report.add(metadata_warnings(case.row, "endoscopy", [prepared.removed]))
     return staging.add(prepared)
