@@ -24,6 +24,12 @@ _SEEN = "_clinreview_seen_at"
 _SEEN_RESOLUTION = 60
 
 
+def session_start(sender, request, user, **kwargs) -> None:
+    """At login (user_logged_in): the session's clocks start, saved with the login itself."""
+    if request is not None and hasattr(request, "session"):
+        request.session[_STARTED] = request.session[_SEEN] = int(time.time())
+
+
 class SecurityHeadersMiddleware:
     def __init__(self, get_response) -> None:
         self.get_response = get_response
