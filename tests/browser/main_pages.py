@@ -41,7 +41,9 @@ def visit(browser, live_server, pages, *, language: str, viewport: dict) -> Iter
     for name, (username, url) in pages.items():
         by_user.setdefault(username, []).append((name, url))
     for username, named in by_user.items():
-        context = browser.new_context(viewport=viewport, locale="en-US")
+        # axe is injected as an inline script, which the Content-Security-Policy refuses: these
+        # checks bypass it (tests/browser/test_csp.py opens the same pages under the policy).
+        context = browser.new_context(viewport=viewport, locale="en-US", bypass_csp=True)
         cookies = [{"name": settings.LANGUAGE_COOKIE_NAME, "value": language}]
         if username:
             cookies.append(
