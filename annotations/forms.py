@@ -540,6 +540,18 @@ class DrawForm(forms.Form):
         self.fields["exclude_images_of"].choices = [(name, name) for name in others]
         self.fields["exclude_images_of"].widget.attrs["size"] = min(max(len(others), 2), 6)
 
+    @classmethod
+    def for_pool(cls, pool_summary, data=None, files=None) -> DrawForm:
+        """The draw form of a pool (a `selectors.draws.PoolSummary`): its fields and the other
+        benchmarks whose images may be left out."""
+        return cls(
+            data,
+            files if data is not None else None,
+            fields=pool_summary.fields,
+            others=[other.name for other in pool_summary.others],
+            prefix="draw",
+        )
+
     def clean(self):
         data = super().clean()
         upload = data.get("quota_file")

@@ -14,11 +14,11 @@ from django.views.decorators.http import require_GET
 
 from annotations import selectors
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, ROLES, has_role, role_required
+from annotations.forms import DrawForm
 from annotations.models import Benchmark, Item, ItemKind, ItemStatus
 from annotations.selectors import draws as draw_selectors
 from annotations.selectors import hub as hub_selectors
 from annotations.selectors import visibility
-from annotations.views import pools as pool_views
 
 PAGE_SIZE = 50
 
@@ -161,7 +161,7 @@ def hub_page(
     curator = has_role(request.user, CURATOR)
     pool = draw_selectors.pool_summary(benchmark, visibility.benchmarks_visible_to(request.user))
     if pool is not None and curator and draw_form is None:
-        draw_form = pool_views.draw_form(request, pool)
+        draw_form = DrawForm.for_pool(pool)
     context = {
         "benchmark": benchmark,
         "hub": hub,

@@ -14,18 +14,7 @@ from annotations.selectors import draws as draw_selectors
 from annotations.selectors import visibility
 from annotations.services.draw import DrawRequest, benchmark_draw, benchmark_top_up, pool_mark
 from annotations.services.errors import DomainError
-
-
-def draw_form(
-    request: HttpRequest, pool_summary: draw_selectors.PoolSummary, data=None
-) -> DrawForm:
-    return DrawForm(
-        data,
-        request.FILES if data is not None else None,
-        fields=pool_summary.fields,
-        others=[other.name for other in pool_summary.others],
-        prefix="draw",
-    )
+from annotations.views.benchmarks import hub_page  # the hub renders a refused draw
 
 
 @require_POST
@@ -42,14 +31,12 @@ def pool_set(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 @role_required(CURATOR)
 def pool_draw(request: HttpRequest, name: str) -> HttpResponse:
-    from annotations.views.benchmarks import hub_page  # the hub renders the refused form
-
     pool = visibility.get_benchmark_for_user_or_404(request.user, name)
     summary = draw_selectors.pool_summary(pool, visibility.benchmarks_visible_to(request.user))
     if summary is None:
         messages.error(request, _("%(name)s is not a pool.") % {"name": pool.name})
         return redirect("benchmark", name=pool.name)
-    form = draw_form(request, summary, request.POST)
+    form = DrawForm.for_pool(summary, request.POST, request.FILES)
     if form.is_valid():
         data = form.cleaned_data
         per = [f"{','.join(data['fields'])}={data['per_stratum']}"] if data["fields"] else []
