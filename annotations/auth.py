@@ -1,4 +1,5 @@
-"""Login throttling (django-axes) for the requests that log in: the form and POST /api/token/."""
+"""Login throttling (django-axes) for the requests that log in: the form and POST /api/token/.
+How failures are counted, and under which address: annotations.login_throttle."""
 
 from __future__ import annotations
 

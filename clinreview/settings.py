@@ -83,6 +83,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before WhiteNoise: the policy is on every response, static files included.
+    "annotations.security_headers.SecurityHeadersMiddleware",
     "annotations.middleware.UndecodableInputMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -90,6 +92,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "annotations.security_headers.SessionLifetimeMiddleware",
     "annotations.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -149,14 +152,22 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # django-axes counts failed logins (web form and POST /api/token/) in the database, so every web
-# process sees the same count: locked per user name and, separately, per client address.
+# process sees the same count (annotations.login_throttle, docs/security.md): locked per (user name,
+# client address) pair at LOGIN_FAILURE_LIMIT, per address at LOGIN_ADDRESS_FAILURE_LIMIT
+# failures for existing names; unknown names lock nobody out. The client address is REMOTE_ADDR
+# unless TRUSTED_PROXY_COUNT reverse proxies are declared (they append to TRUSTED_PROXY_HEADER).
 AUTHENTICATION_BACKENDS = [
     "annotations.auth.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_HANDLER = "annotations.login_throttle.LoginThrottleHandler"
+AXES_CLIENT_IP_CALLABLE = "annotations.login_throttle.client_address"
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 5 * AXES_FAILURE_LIMIT)
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+TRUSTED_PROXY_HEADER = env_str("TRUSTED_PROXY_HEADER", "HTTP_X_FORWARDED_FOR")
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "annotations.views.accounts.locked_out"
 AXES_VERBOSE = False
@@ -203,8 +214,10 @@ DEID_SECRET = env_str("DEID_SECRET") or ("dev-only-deid-secret" if DEBUG else ""
 # setting), or is stored encrypted with ENDPOINT_KEY_ENCRYPTION_KEY (a Fernet key).
 ENDPOINT_KEY_ENV_PREFIX = env_str("ENDPOINT_KEY_ENV_PREFIX", "CLINREVIEW_KEY_")
 ENDPOINT_KEY_ENCRYPTION_KEY = env_str("ENDPOINT_KEY_ENCRYPTION_KEY")
-# Host names a model endpoint may be on (empty: any); ".example.org" allows its subdomains.
-ENDPOINT_ALLOWED_HOSTS = env_list("ENDPOINT_ALLOWED_HOSTS", "")
+# Host names a model endpoint may be on; ".example.org" allows its subdomains, "*" any host.
+# Restricted by default: none in production until the deployment names its model servers (a
+# worker must not be pointed at internal services); any in development.
+ENDPOINT_ALLOWED_HOSTS = env_list("ENDPOINT_ALLOWED_HOSTS", "*" if DEBUG else "")
 
 # Cliff effects on degraded/clean twins (services.runs.calibration, written with every run's
 # cliffs): a severe step dropping at least CLIFF_RATIO times the mild step, by at least
@@ -227,7 +240,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "annotations.api.schema.ClinReviewAutoSchema",
     "EXCEPTION_HANDLER": "annotations.api.errors.exception_handler",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "annotations.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
 }
 # API tokens (POST /api/token/): stored as digests, expire, revoked at logout.
@@ -296,8 +309,14 @@ JOB_REAP_SECONDS = env_int("JOB_REAP_SECONDS", 30)
 # or images to hash, per chunk.
 JOB_DEGRADE_CHUNK = env_int("JOB_DEGRADE_CHUNK", 200)
 JOB_TRIAGE_CHUNK = env_int("JOB_TRIAGE_CHUNK", 2000)
+# No patient file outlives its job (annotations.services.media_sweep): every MEDIA_SWEEP_SECONDS
+# (and at each worker's start) the raw files of ended imports are removed; a failed import's
+# upload, kept for a retry, and anything no job names expire after UPLOAD_EXPIRY_HOURS.
+MEDIA_SWEEP_SECONDS = env_int("MEDIA_SWEEP_SECONDS", 300)
+UPLOAD_EXPIRY_HOURS = env_int("UPLOAD_EXPIRY_HOURS", 24)
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-jobs": {"task": "annotations.reap_stale_jobs", "schedule": JOB_REAP_SECONDS},
+    "sweep-media": {"task": "annotations.sweep_media", "schedule": MEDIA_SWEEP_SECONDS},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
@@ -319,6 +338,19 @@ elif _proxy_header:
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+# Clinical defaults (annotations.security_headers, docs/security.md): a session ends 12 hours
+# after the login, or after 30 minutes without a request.
+SESSION_MAX_HOURS = env_int("SESSION_MAX_HOURS", 12)
+SESSION_IDLE_MINUTES = env_int("SESSION_IDLE_MINUTES", 30)
+SESSION_COOKIE_AGE = SESSION_MAX_HOURS * 3600
+# On every response (annotations.security_headers): no inline script, nothing from elsewhere.
+CONTENT_SECURITY_POLICY = env_str(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "style-src-elem 'self'; img-src 'self' data: blob:; font-src 'self' data:; "
+    "connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'",
+)
 
 LOG_LEVEL = env_str("LOG_LEVEL", "WARNING")
 # One handler, on the root: Django's own "django" logger would print every record a second time

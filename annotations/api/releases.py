@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.access import CURATOR, HasRole
+from annotations.api.pagination import BoundedLimitOffsetPagination
 from annotations.models import Benchmark, Release
 from annotations.selectors import releases as selectors
 from annotations.selectors import visibility
@@ -27,7 +27,6 @@ class ReleaseOutputSerializer(serializers.Serializer):
     item_count = serializers.IntegerField()
     progress = serializers.IntegerField()
     error = serializers.CharField()
-    path = serializers.CharField()
     created_by = serializers.CharField(source="created_by.username", default=None)
     created_at = serializers.DateTimeField()
     published_at = serializers.DateTimeField(allow_null=True)
@@ -57,7 +56,7 @@ class ReleaseListApi(APIView):
         user = request.user
         benchmark = visibility.get_benchmark_for_user_or_404(user, name) if name else None
         releases = visibility.in_scope(selectors.release_list(benchmark=benchmark), user)
-        paginator = LimitOffsetPagination()
+        paginator = BoundedLimitOffsetPagination()
         page = paginator.paginate_queryset(releases, request, view=self)
         return paginator.get_paginated_response(ReleaseOutputSerializer(page, many=True).data)
 

@@ -1,14 +1,11 @@
 from __future__ import annotations
 
 from django.urls import path
-from drf_spectacular.views import (
-    SpectacularAPIView,
-    SpectacularRedocView,
-    SpectacularSwaggerView,
-)
+from drf_spectacular.views import SpectacularAPIView
 
 from annotations.api import benchmarks as benchmark_api
 from annotations.api import cases as case_api
+from annotations.api import docs as api_docs
 from annotations.api import human_baseline as baseline_api
 from annotations.api import imports as import_api
 from annotations.api import releases as release_api
@@ -106,10 +103,10 @@ urlpatterns = [
     path("releases/create/", release_api.ReleaseCreateApi.as_view(), name="api-release-create"),
     path("releases/<int:pk>/", release_api.ReleaseDetailApi.as_view(), name="api-release"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("docs/", api_docs.ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),
     path(
         "redoc/",
-        SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html"),
+        api_docs.ApiRedocView.as_view(url_name="api-schema", template_name="api/redoc.html"),
         name="api-redoc",
     ),
 ]

@@ -11,6 +11,7 @@ from typing import Any
 
 from annotations.formats.cells import ReadLimits, metadata_warnings
 from annotations.formats.errors import FormatError, RowProblem, RowWarning
+from annotations.formats.jsontext import NUL_REASON, first_nul
 from annotations.formats.paths import UnsafePathError, resolve_image_path
 from annotations.formats.vlmeval import McqRow, McqTsvReader, answer_problem
 from annotations.imaging.images import ImageError, ImageInfo, prepare_image
@@ -149,6 +150,9 @@ class EndoBenchJsonReader:
     ) -> tuple[McqRow | None, list[RowProblem]]:
         if not isinstance(item, dict):
             return None, [RowProblem(number, None, "item is not a JSON object", "not_an_object")]
+        nul = first_nul(item)
+        if nul is not None:
+            return None, [RowProblem(number, nul, f"{nul} {NUL_REASON}", "nul_character")]
         problems = [
             RowProblem(number, key, "missing key", "missing_column")
             for key in _JSON_REQUIRED_KEYS

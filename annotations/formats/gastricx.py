@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from annotations.formats.errors import FormatError, RowProblem
+from annotations.formats.jsontext import NUL_REASON, first_nul
 from annotations.formats.safezip import (
     DEFAULT_MAX_ZIP_BYTES,
     DEFAULT_MAX_ZIP_ENTRIES,
@@ -155,7 +156,9 @@ def validate_case_volumes(
         column = f"boxes[{number}].voxel"
         shape = shapes.get(box.phase)
         if shape is None:
-            problems.append(RowProblem(case.row, column, f"no {box.phase} volume for this box"))
+            problems.append(
+                RowProblem(case.row, column, f"no {box.phase} volume for this box", "box_outside")
+            )
             continue
         sizes = {"x": shape[2], "y": shape[1], "z": shape[0]}
         for axis, name in enumerate("xyz"):
@@ -164,7 +167,7 @@ def validate_case_volumes(
                     f"{name}1={box.voxel[axis + 3]} is outside the {box.phase} volume "
                     f"({name} size {sizes[name]})"
                 )
-                problems.append(RowProblem(case.row, column, reason))
+                problems.append(RowProblem(case.row, column, reason, "box_outside"))
     return problems
 
 
@@ -180,7 +183,9 @@ def _visible_dirs(folder: Path) -> list[Path]:
 
 def _case_folders(root: Path) -> list[Path]:
     if not root.is_dir():
-        raise FormatError(RowProblem(0, None, f"Gastric-X root folder not found: {root}"))
+        raise FormatError(
+            RowProblem(0, None, f"Gastric-X root folder not found: {root}", "no_items")
+        )
     if (root / "case.json").is_file():
         return [root]
     subfolders = _visible_dirs(root)
@@ -197,7 +202,7 @@ def _read_cases(folders: list[Path]) -> Iterator[CaseData]:
         case = read_case_folder(folder, row=row)
         if case.case_id and case.case_id in seen:
             reason = f"case_id {case.case_id!r} already used by folder {seen[case.case_id]}"
-            case.problems.append(RowProblem(row, "case_id", reason))
+            case.problems.append(RowProblem(row, "case_id", reason, "duplicate_case"))
         seen.setdefault(case.case_id, folder.name)
         yield case
 
@@ -225,41 +230,62 @@ def read_case_folder(folder: Path, *, row: int = 1) -> CaseData:
         try:
             case.tnm_labels = parse_tnm(case.tnm)
         except ValueError as error:
-            problems.append(RowProblem(row, "tnm", str(error)))
+            problems.append(RowProblem(row, "tnm", str(error), "bad_tnm"))
     for number, box in enumerate(case.boxes):
         if phases and box.phase not in phases:
             reason = f"box on phase {box.phase!r} but the case has no {box.phase} CT"
-            problems.append(RowProblem(row, f"boxes[{number}].phase", reason))
+            problems.append(RowProblem(row, f"boxes[{number}].phase", reason, "box_outside"))
     return case
 
 
 def _load_case_json(folder: Path, row: int, problems: list[RowProblem]) -> dict[str, Any]:
     path = folder / "case.json"
     if not path.is_file():
-        problems.append(RowProblem(row, None, f"folder {folder.name} has no case.json"))
+        problems.append(
+            RowProblem(row, None, f"folder {folder.name} has no case.json", "no_case_json")
+        )
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         problems.append(
-            RowProblem(row, None, f"{folder.name}/case.json is not valid JSON: {error}")
+            RowProblem(
+                row, None, f"{folder.name}/case.json is not valid JSON: {error}", "bad_case_json"
+            )
         )
         return {}
     if not isinstance(data, dict):
-        problems.append(RowProblem(row, None, f"{folder.name}/case.json must hold a JSON object"))
+        problems.append(
+            RowProblem(
+                row, None, f"{folder.name}/case.json must hold a JSON object", "bad_case_json"
+            )
+        )
+        return {}
+    nul = first_nul(data)
+    if nul is not None:
+        reason = f"{folder.name}/case.json {nul} {NUL_REASON}"
+        problems.append(RowProblem(row, nul, reason, "nul_character"))
         return {}
     for name in REQUIRED_FIELDS:
         if name not in data:
-            problems.append(RowProblem(row, name, f"{folder.name}/case.json lacks field {name!r}"))
+            problems.append(
+                RowProblem(
+                    row, name, f"{folder.name}/case.json lacks field {name!r}", "missing_field"
+                )
+            )
     return data
 
 
 def _case_id(data: dict[str, Any], folder: Path, row: int, problems: list[RowProblem]) -> str:
     value = data.get("case_id")
     if "case_id" in data and (not isinstance(value, str) or not value.strip()):
-        problems.append(RowProblem(row, "case_id", "case_id must be a non-empty string"))
+        problems.append(
+            RowProblem(row, "case_id", "case_id must be a non-empty string", "bad_value")
+        )
     elif isinstance(value, str) and len(value.strip()) > CASE_ID_MAX:
-        problems.append(RowProblem(row, "case_id", _too_long(len(value.strip()), CASE_ID_MAX)))
+        problems.append(
+            RowProblem(row, "case_id", _too_long(len(value.strip()), CASE_ID_MAX), "too_long")
+        )
     return value.strip() if isinstance(value, str) else ""
 
 
@@ -268,10 +294,10 @@ def _optional_text(
 ) -> str | None:
     value = data.get(name)
     if value is not None and not isinstance(value, str):
-        problems.append(RowProblem(row, name, f"{name} must be a string or null"))
+        problems.append(RowProblem(row, name, f"{name} must be a string or null", "bad_value"))
         return None
     if name == "tnm" and value is not None and len(value) > TNM_MAX:
-        problems.append(RowProblem(row, name, _too_long(len(value), TNM_MAX)))
+        problems.append(RowProblem(row, name, _too_long(len(value), TNM_MAX), "too_long"))
     return value
 
 
@@ -288,18 +314,18 @@ def _parse_list(
 ) -> list[T]:
     values = data.get(name, [])
     if not isinstance(values, list):
-        problems.append(RowProblem(row, name, f"{name} must be a list"))
+        problems.append(RowProblem(row, name, f"{name} must be a list", "bad_value"))
         return []
     parsed: list[T] = []
     for number, value in enumerate(values):
         column = f"{name}[{number}]"
         if not isinstance(value, dict):
-            problems.append(RowProblem(row, column, "must be a JSON object"))
+            problems.append(RowProblem(row, column, "must be a JSON object", "bad_value"))
             continue
         try:
             parsed.append(parse(value))
         except ValueError as error:
-            problems.append(RowProblem(row, column, str(error)))
+            problems.append(RowProblem(row, column, str(error), "bad_value"))
     return parsed
 
 
@@ -345,24 +371,29 @@ def _parse_reports(value: Any, row: int, problems: list[RowProblem]) -> dict[str
     if value is None:
         return reports
     if not isinstance(value, dict):
-        problems.append(RowProblem(row, "reports", "reports must be an object"))
+        problems.append(RowProblem(row, "reports", "reports must be an object", "bad_value"))
         return reports
     for kind in REPORT_KINDS:
         if kind not in value:
             reason = f"reports lacks {kind!r} (give its text, or null when the case has none)"
-            problems.append(RowProblem(row, f"reports.{kind}", reason))
+            problems.append(RowProblem(row, f"reports.{kind}", reason, "missing_field"))
     for kind, text in value.items():
         if kind not in REPORT_KINDS:
             problems.append(
                 RowProblem(
-                    row, "reports", f"unknown report {kind!r}; expected {', '.join(REPORT_KINDS)}"
+                    row,
+                    "reports",
+                    f"unknown report {kind!r}; expected {', '.join(REPORT_KINDS)}",
+                    "bad_value",
                 )
             )
         elif text is not None and not isinstance(text, str):
-            problems.append(RowProblem(row, f"reports.{kind}", "a report must be a string or null"))
+            problems.append(
+                RowProblem(row, f"reports.{kind}", "a report must be a string or null", "bad_value")
+            )
         elif text is not None and not text.strip():
             reason = "a report must hold text (use null when the case has none)"
-            problems.append(RowProblem(row, f"reports.{kind}", reason))
+            problems.append(RowProblem(row, f"reports.{kind}", reason, "bad_value"))
         else:
             reports[kind] = text
     return reports
@@ -464,19 +495,29 @@ def _find_phases(folder: Path, row: int, problems: list[RowProblem]) -> dict[str
             continue
         if phase not in PHASES:
             problems.append(
-                RowProblem(row, "ct", f"unknown phase {entry.name!r}; expected {', '.join(PHASES)}")
+                RowProblem(
+                    row,
+                    "ct",
+                    f"unknown phase {entry.name!r}; expected {', '.join(PHASES)}",
+                    "bad_ct",
+                )
             )
         elif phase in found:
             problems.append(
                 RowProblem(
-                    row, "ct", f"phase {phase} given twice ({found[phase].name}, {entry.name})"
+                    row,
+                    "ct",
+                    f"phase {phase} given twice ({found[phase].name}, {entry.name})",
+                    "bad_ct",
                 )
             )
         else:
             found[phase] = entry
     if not found:
         problems.append(
-            RowProblem(row, "ct", f"no CT in {folder.name}/ct/ (<phase>/ or <phase>.nii.gz)")
+            RowProblem(
+                row, "ct", f"no CT in {folder.name}/ct/ (<phase>/ or <phase>.nii.gz)", "bad_ct"
+            )
         )
     return found
 
@@ -494,7 +535,9 @@ def _find_endoscopy(folder: Path, row: int, problems: list[RowProblem]) -> Path 
     found = [folder / name for name in ENDOSCOPY_NAMES if (folder / name).is_file()]
     if len(found) > 1:
         names = ", ".join(p.name for p in found)
-        problems.append(RowProblem(row, "endoscopy", f"several endoscopy images ({names})"))
+        problems.append(
+            RowProblem(row, "endoscopy", f"several endoscopy images ({names})", "bad_endoscopy")
+        )
     return found[0] if found else None
 
 

@@ -30,9 +30,9 @@ _END_SENTINEL = "\x00clinreview-end-of-file\x00"
 class _TextProblem(Exception):
     """Raised from inside the line feed, turned into a FormatError with a row."""
 
-    def __init__(self, reason: str, cell: int | None = None) -> None:
+    def __init__(self, reason: str, cell: int | None = None, code: str = "unreadable_text") -> None:
         super().__init__(reason)
-        self.cell = cell
+        self.cell, self.code = cell, code
 
 
 def read_records(
@@ -54,7 +54,7 @@ def read_records(
             return
         except _TextProblem as exc:
             column = header[exc.cell] if exc.cell is not None and exc.cell < len(header) else None
-            raise FormatError(RowProblem(row_number, column, str(exc), "unreadable_text")) from None
+            raise FormatError(RowProblem(row_number, column, str(exc), exc.code)) from None
         except csv.Error as exc:
             raise FormatError(
                 RowProblem(row_number, None, f"unreadable TSV: {exc}", "unreadable_text")
@@ -131,6 +131,7 @@ def _checked_lines(stream: BinaryIO, max_line_bytes: int | None) -> Iterator[str
                 f"line {line_number} is longer than {max_line_bytes:,} bytes: a cell is over "
                 "the size limit (the rest of the file was not read)",
                 cell=raw.count(b"\t"),
+                code="cell_too_large",
             )
         if line_number == 1 and raw.startswith(codecs.BOM_UTF8):
             raw = raw[len(codecs.BOM_UTF8) :]

@@ -93,7 +93,7 @@ def gastricx_cases(user, benchmark=None) -> QuerySet[Case]:
             ),
             n_boxes=Count(
                 "volumes__boxes",
-                filter=~Q(volumes__boxes__state__in=Box.LEFT_OUT),
+                filter=~Q(volumes__boxes__state__in=Box.LEFT_OUT) & _box_counted(user),
                 distinct=True,
             ),
         )
@@ -108,15 +108,36 @@ class CasePage:
     items: Sequence[Item]
 
 
-def case_page(case: Case) -> CasePage:
-    """Everything the case page shows, in a fixed number of queries."""
+def _blinded_cases(user) -> QuerySet:
+    """Cases `user` sees as a blinded reviewer (an open review of one of its items): the case
+    is the unit of blinding, so its counts must not move with the other reviewers' work."""
+    return Item.objects.filter(
+        visibility.items_blinded_for(user) | Q(case__in=visibility.cases_in_review_by(user))
+    ).values("case_id")
+
+
+def _box_counted(user) -> Q:
+    # In a blinded case only the boxes the user sees: imported ones and their own.
+    return (
+        Q(volumes__boxes__source="imported")
+        | Q(volumes__boxes__author=user)
+        | ~Q(pk__in=_blinded_cases(user))
+    )
+
+
+def case_page(case: Case, user) -> CasePage:
+    """Everything the case page shows, in a fixed number of queries. In a case `user` reviews,
+    an item's review count is their own (the others' progress stays hidden)."""
     volumes = phase_sorted(
         case.volumes.prefetch_related(
             Prefetch("boxes", queryset=Box.objects.select_related("author").order_by("id"))
         )
     )
+    counted = Q(reviews__reviewer=user) | ~Q(case__in=_blinded_cases(user))
     items = list(
-        Item.objects.filter(case=case).annotate(n_reviews=Count("reviews")).order_by("source_index")
+        Item.objects.filter(case=case)
+        .annotate(n_reviews=Count("reviews", filter=counted))
+        .order_by("source_index")
     )
     return CasePage(case=case, volumes=volumes, items=items)
 

@@ -409,12 +409,62 @@ def kind_counts(items: QuerySet[Item], l2_field: str) -> dict[str, KindCount]:
     }
 
 
+def withheld_cases(items: QuerySet[Item], split: str) -> QuerySet:
+    """Ids of the withheld cases of a release (a subquery): the split is decided per case, so
+    a case with any item in the withheld split (released or not) is withheld whole, with
+    everything derived from it: every item, every box on every phase, its endoscopy boxes."""
+    if not split:
+        return Item.objects.none().values("case_id")
+    return Item.objects.filter(
+        split=split, case__isnull=False, case__in=items.values("case_id")
+    ).values("case_id")
+
+
+def withheld_case_ids(items: QuerySet[Item], split: str) -> set[int]:
+    return set(withheld_cases(items, split).values_list("case_id", flat=True)) if split else set()
+
+
 def withheld_box_targets(items: QuerySet[Item], split: str) -> list[dict]:
-    """The targets of the localization items of a withheld split (hidden from public files)."""
+    """What public files leave out under a withheld split: the targets of its localization
+    items, and every box of a withheld case (3D on each phase, 2D on its endoscopy image)."""
     if not split:
         return []
-    targets = items.filter(kind="box", split=split).values_list("case_id", "target")
-    return [{**(target or {}), "case": case_id} for case_id, target in targets]
+    cases = withheld_cases(items, split)
+    targets = items.filter(kind="box").filter(Q(split=split) | Q(case__in=cases))
+    hidden = [
+        {**(target or {}), "case": case_id}
+        for case_id, target in targets.values_list("case_id", "target")
+    ]
+    boxes = Box.objects.exclude(state__in=Box.LEFT_OUT).filter(
+        Q(volume__case__in=cases)
+        | Q(image__in=Case.objects.filter(pk__in=cases).values("endoscopy_image"))
+    )
+    for box in boxes.select_related("volume").order_by("pk"):
+        if box.volume is not None:
+            hidden.append(
+                {"case": box.volume.case_id, "phase": box.volume.phase, "label": box.label,
+                 "voxel": box.voxel}
+            )  # fmt: skip
+        else:
+            hidden.append({"label": box.label, "box": box.voxel})
+    return hidden
+
+
+def withheld_input_conflicts(items: QuerySet[Item], split: str) -> list[tuple[str, list[int]]]:
+    """Where one task's public input is another's withheld answer: the retrieval items of a
+    withheld case ask with one of its reports (the answer of its report items, and the text
+    that states its stage). (case code, their indexes) per case, in case order."""
+    if not split:
+        return []
+    found: dict[str, list[int]] = defaultdict(list)
+    rows = (
+        items.filter(kind="retrieval", case__in=withheld_cases(items, split))
+        .order_by("case__case_id", "source_index")
+        .values_list("case__case_id", "source_index")
+    )
+    for code, index in rows:
+        found[code].append(index)
+    return list(found.items())
 
 
 def fields_with_values(items: QuerySet[Item]) -> set[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils.translation import gettext
 
 from annotations.models import (
@@ -17,6 +17,7 @@ from annotations.models import (
     Release,
     ReleaseItem,
 )
+from annotations.selectors.release_rows import withheld_cases, withheld_input_conflicts
 
 # The filters offered on the new-release form, in the order a curator thinks of them.
 FORM_FILTERS = ("split", "category", "task", "scene", "modality", "dataset", "degradation_type")
@@ -61,6 +62,9 @@ class ReleasePreview:
     withheld_split: str
     withheld_answers: int  # released items of the withheld split: no answer in their TSV
     empty_reason: str = ""  # why nothing would be released
+    withheld_cases: int = 0  # cases withheld whole (one of their items is in the split)
+    # Where a public input would state a withheld answer: the release is refused until resolved.
+    conflicts: list[str] = field(default_factory=list)
 
     @property
     def outside_filters(self) -> int:
@@ -85,10 +89,18 @@ def release_preview(
     ]
     categories = released.order_by().values_list("category").annotate(n=Count("id"))
     count = sum(n for _status, n, kept in by_status if kept)
-    withheld = released.filter(split=withhold_split).count() if withhold_split else 0
+    withheld = cases = 0
+    conflicts: list[str] = []
+    if withhold_split:
+        # The split is decided per case: a withheld case's items are all withheld.
+        cases_withheld = withheld_cases(released, withhold_split)
+        withheld = released.filter(Q(split=withhold_split) | Q(case__in=cases_withheld)).count()
+        cases = released.filter(case__in=cases_withheld).values("case_id").distinct().count()
+        conflicts = withheld_conflicts(released, withhold_split)
     preview = ReleasePreview(
         total, sum(statuses.values()), count, by_status,
         sorted(categories, key=lambda row: (-row[1], row[0])), withhold_split, withheld,
+        withheld_cases=cases, conflicts=conflicts,
     )  # fmt: skip
     if not count:
         preview.empty_reason = _empty_reason(preview)
@@ -190,3 +202,16 @@ def _with_changes(changed: list[ChangedItem]) -> list[ChangedItem]:
             if before.get(name) != after.get(name)
         ]
     return changed
+
+
+def withheld_conflicts(items: QuerySet[Item], split: str) -> list[str]:
+    """The conflicts of a withheld split, one sentence each (the preview lists them)."""
+    return [
+        gettext(
+            "Case %(case)s is withheld, but its retrieval items %(indexes)s would publish one of "
+            "its reports (a withheld answer) as their query: leave the retrieval task out with "
+            "a filter, or move the case out of the withheld split."
+        )
+        % {"case": case, "indexes": ", ".join(f"#{index}" for index in indexes)}
+        for case, indexes in withheld_input_conflicts(items, split)
+    ]

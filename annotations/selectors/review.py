@@ -16,6 +16,7 @@ from django.db.models import (
     Count,
     Exists,
     Expression,
+    ExpressionWrapper,
     OuterRef,
     Prefetch,
     Q,
@@ -200,19 +201,20 @@ def _disputed(user) -> QuerySet:
     )
 
 
-def _reviewed_by(user) -> Exists:
-    return Exists(Review.objects.filter(item=OuterRef("pk"), reviewer=user))
-
-
 def adjudication_queue(user) -> QuerySet:
-    """Disputed items `user` may settle (never one they reviewed), oldest dispute first."""
-    return _disputed(user).exclude(_reviewed_by(user))
+    """Disputed items `user` may settle (never one they reviewed, nor one of a case they are
+    still reviewing), oldest dispute first."""
+    return _disputed(user).exclude(visibility.items_not_settled_by(user))
 
 
 def adjudication_overview(user) -> QuerySet:
     """Every disputed item `user` may see, each with `reviewed_by_me`: those another
-    adjudicator must settle."""
-    return _disputed(user).annotate(reviewed_by_me=_reviewed_by(user))
+    adjudicator must settle (they reviewed it, or still review an item of its case)."""
+    return _disputed(user).annotate(
+        reviewed_by_me=ExpressionWrapper(
+            visibility.items_not_settled_by(user), output_field=BooleanField()
+        )
+    )
 
 
 def review_may_change(user, item: Item) -> bool:
@@ -223,9 +225,24 @@ def review_may_change(user, item: Item) -> bool:
     return reviews.filter(reviewer=user).exists() and not reviews.exclude(reviewer=user).exists()
 
 
-def reviewed_by(user, item: Item) -> bool:
-    """Whether `user` reviewed `item` (any version): then they may not adjudicate it."""
-    return Review.objects.filter(item=item, reviewer=user).exists()
+def why_not_settled_by(user, item: Item) -> str:
+    """ "own_review" if `user` reviewed `item` (any version), "case_in_review" if they still
+    review an item of its case, else "": the first two may not adjudicate it (nor see its
+    reviews)."""
+    found = (
+        Item.objects.filter(pk=item.pk)
+        .annotate(
+            own=Exists(Review.objects.filter(item=OuterRef("pk"), reviewer=user)),
+            barred=ExpressionWrapper(
+                visibility.items_not_settled_by(user), output_field=BooleanField()
+            ),
+        )
+        .values_list("own", "barred")
+        .first()
+    )
+    if found is None or not found[1]:
+        return ""
+    return "own_review" if found[0] else "case_in_review"
 
 
 @dataclass

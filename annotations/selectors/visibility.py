@@ -41,6 +41,7 @@ from annotations.models import (
     ItemImage,
     ItemStatus,
     Release,
+    Review,
     Run,
     RunKind,
     RunStatus,
@@ -259,6 +260,30 @@ def items_blinded_for(user: Any, *, item_path: str = "") -> Q:
         sessions = running_baselines(user).values("benchmark_id")
         blinded |= Q(**{f"{prefix}benchmark__in": sessions})
     return blinded
+
+
+# --- who settles what ----------------------------------------------------------------------
+
+# An item is still under review while it is in review or disputed: its reviews are not settled.
+OPEN_REVIEW_STATUSES = (ItemStatus.IN_REVIEW, ItemStatus.DISPUTED)
+
+
+def cases_in_review_by(user: Any) -> QuerySet:
+    """Ids of the cases where `user` has an open review (an assignment on one of its items
+    not yet settled), as a subquery. The case is the unit of blinding: such a person settles
+    nothing in it, neither items nor boxes."""
+    return Assignment.objects.filter(
+        reviewer=user, item__status__in=OPEN_REVIEW_STATUSES, item__case__isnull=False
+    ).values("item__case_id")
+
+
+def items_not_settled_by(user: Any) -> Q | Combinable:
+    """A filter on items that `user` may not settle: one they reviewed (any version), or one
+    of a case where they have an open review. The one rule of adjudication, for items and for
+    boxes (services.review, services.boxes, the adjudication queue)."""
+    return Exists(Review.objects.filter(item=OuterRef("pk"), reviewer=user)) | Q(
+        case__in=cases_in_review_by(user)
+    )
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,11 @@ Writes that change an existing box carry the version they were based on; a stale
 
 Boxes follow the review rules. A reviewer draws and changes boxes only on a case or image of an
 item they are reviewing, and only their own proposals (state `proposed`). Accepting or rejecting
-a box settles it: an adjudicator does it while settling a dispute of that case or image (never
-one they reviewed), a curator as a correction. Every change is a BoxRevision naming who and why,
-so a rejected box (which releases leave out) always carries a reviewed decision.
+a box settles it: an adjudicator does it while settling the dispute of the box's own item (its
+localization item: never through another item of the case, never one they reviewed, never in a
+case where they still have an open review, never their own box), a curator as a correction.
+Every change is a BoxRevision naming who and why, so a rejected box (which releases leave out)
+always carries a reviewed decision.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import F, Q
 from django.utils.translation import gettext
 
 from annotations.access import ADJUDICATOR, CURATOR, REVIEWER, has_role
@@ -28,10 +30,11 @@ from annotations.models import (
     BoxState,
     Image,
     Item,
+    ItemKind,
     ItemStatus,
-    Review,
     Volume,
 )
+from annotations.selectors import visibility
 from annotations.services.errors import ConflictError, DomainError, NotAllowedError
 
 CT_LABELS = ("tumor", "lymph_node", "stomach")
@@ -122,19 +125,37 @@ def box_may_draw(user, *, volume: Volume | None = None, image: Image | None = No
     return has_role(user, REVIEWER) and _reviews_here(user, volume=volume, image=image)
 
 
+def _own_items(box: Box):
+    """The items through which `box` is judged: the item it belongs to; for a 3D box the
+    localization items of its case and phase (an imported box, only the item it is the target
+    of); for a 2D box the localization items of its image."""
+    if box.item_id:
+        return Item.objects.filter(pk=box.item_id)
+    localization = Item.objects.filter(kind=ItemKind.BOX)
+    if box.volume is not None:
+        here = localization.filter(case_id=box.volume.case_id, target__phase=box.volume.phase)
+        if box.pk and box.source == "imported":
+            here = here.filter(target__box=box.pk)
+        return here
+    if box.image is None:
+        return Item.objects.none()
+    return localization.filter(
+        Q(item_images__image=box.image) | Q(case__endoscopy_image=box.image)
+    ).distinct()
+
+
 def _settling(user, box: Box) -> Item | None:
-    """A dispute this adjudicator may settle on the box's case or image (one they did not
-    review), or None."""
+    """The dispute through which this adjudicator judges the box, or None: a disputed item of
+    the box itself (never through another item of its case), which they did not review, in a
+    case where they have no open review, and never a box they drew themselves."""
     if not has_role(user, ADJUDICATOR):
         return None
-    items = (
-        Item.objects.filter(pk=box.item_id)
-        if box.item_id
-        else _items_of(volume=box.volume, image=box.image)
-    )
+    if box.pk and box.source != "imported" and box.author_id == user.pk:
+        return None
     return (
-        items.filter(status=ItemStatus.DISPUTED)
-        .exclude(Exists(Review.objects.filter(item=OuterRef("pk"), reviewer=user)))
+        _own_items(box)
+        .filter(status=ItemStatus.DISPUTED)
+        .exclude(visibility.items_not_settled_by(user))
         .order_by("pk")
         .first()
     )
@@ -275,8 +296,9 @@ def box_review(*, box: Box, version: int, state: str, user, note: str = "") -> B
         if disputed is None:
             raise NotAllowedError(
                 gettext(
-                    "Accepting or rejecting a box is part of adjudication: an adjudicator "
-                    "settling a dispute of its case (not one they reviewed) or a curator."
+                    "Accepting or rejecting a box is part of adjudication of its own item: an "
+                    "adjudicator settling its dispute (not one they reviewed, not in a case they "
+                    "are reviewing, not a box they drew) or a curator."
                 ),
                 code="not_allowed",
             )
@@ -323,6 +345,12 @@ def _check_own_proposal(user, box: Box, state: str) -> None:
 def box_withdraw(*, box: Box, version: int, user, note: str = "") -> Box:
     """Withdraw one's own proposal (the box tool's "delete"): the box stays, withdrawn, with a
     revision, so that history and an undo keep it; releases leave it out."""
+    own = box.author_id == user.pk and box.source != "imported"
+    if own and box.state == BoxState.WITHDRAWN:
+        # Mine, withdrawn meanwhile (another tab, an earlier request): a conflict, not a refusal.
+        raise ConflictError(
+            gettext("This box is already withdrawn; reload it."), current_version=box.version
+        )
     _check_own_proposal(user, box, BoxState.PROPOSED)
     box = _claim(box, version, state=BoxState.WITHDRAWN)
     _record(box, "withdrawn", user, note=(note or "").strip())

@@ -163,6 +163,12 @@ def import_attempt_discard(folder: Path) -> int:
     return staged_images_discard(folder)  # the whole folder goes, extracted files included
 
 
+def attempt_volumes_folder(folder: Path) -> str | None:
+    """The volumes folder (relative to MEDIA_ROOT) an import attempt noted it is writing."""
+    noted = folder / _ATTEMPT_NOTE / "volumes"
+    return noted.read_text().strip() if noted.is_file() else None
+
+
 def _read_cases(path: Path, scratch: Path) -> list[CaseData]:
     if path.is_file():
         cases = list(read_gastricx_zip(path, scratch / "extracted"))
@@ -209,7 +215,7 @@ def _load_all(
                     source, media_root, f"{folder}/{phase}", pseudonymizer
                 )
             except ct.VolumeError as error:
-                problems.append(RowProblem(case.row, f"ct/{phase}", str(error)))
+                problems.append(RowProblem(case.row, f"ct/{phase}", str(error), "bad_ct"))
         shapes = {phase: files.shape for phase, files in result.phases.items()}
         problems += [
             p for p in validate_case_volumes(case, shapes) if not p.reason.startswith("no ")
@@ -236,7 +242,7 @@ def _stage_endoscopy(
             )
         prepared = prepare_image(case.endoscopy.read_bytes(), max_pixels=limits.max_image_pixels)
     except (ImageError, OSError) as error:
-        problems.append(RowProblem(case.row, "endoscopy", str(error)))
+        problems.append(RowProblem(case.row, "endoscopy", str(error), "bad_endoscopy"))
         return None
     report.add(metadata_warnings(case.row, "endoscopy", [prepared.removed]))
     return staging.add(prepared)

@@ -120,7 +120,7 @@ def label_set_problems(cases: Sequence[CaseData]) -> list[RowProblem]:
                     f"({label} is label {position[label]}); a classification item offers its "
                     f"labels as the options A-Z, so at most {MAX_LABELS}"
                 )
-                problems.append(RowProblem(row, field, reason))
+                problems.append(RowProblem(row, field, reason, "label_set_too_large"))
     return problems
 
 

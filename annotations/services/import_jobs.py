@@ -18,7 +18,7 @@ from annotations.models import Benchmark, Family, Job
 from annotations.services import dispatch
 from annotations.services.errors import DomainError
 from annotations.services.imports import ImportFailed, import_limits
-from annotations.services.jobs import job_create
+from annotations.services.jobs import OPEN, job_create
 
 UPLOADS_FOLDER = "uploads"
 
@@ -109,6 +109,11 @@ def import_start(*, stored: StoredUpload, family: str, name: str, user) -> Job:
         raise DomainError(problem, code="wrong_file_type")
     if Benchmark.objects.filter(name=name).exists():
         raise DomainError(_("A benchmark with this name already exists."), code="name_taken")
+    if Job.objects.filter(kind="import", status__in=OPEN, params__name=name).exists():
+        # Refused before the upload is accepted: two imports of one name, one would fail late.
+        raise DomainError(
+            _("An import of a benchmark with this name is already under way."), code="name_taken"
+        )
     if not stored.exists():
         raise DomainError(_("The uploaded file is gone; upload it again."), code="upload_gone")
     problems = upload_problems(stored=stored, family=family)

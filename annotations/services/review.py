@@ -42,6 +42,7 @@ from annotations.models import (
     RevisionReason,
     Verdict,
 )
+from annotations.selectors import visibility
 from annotations.services import item_content
 from annotations.services.errors import ConflictError, DomainError, NotAllowedError
 from annotations.services.stats import ANALYZE_AFTER, tables_analyze
@@ -411,10 +412,20 @@ def _two_reviews(item: Item) -> tuple[Review | None, Review | None]:
 
 
 def _check_independent(item: Item, adjudicator) -> None:
-    # Whatever roles they hold, a reviewer of the item never settles its dispute.
+    # Whatever roles they hold, a reviewer of the item never settles its dispute, nor anyone
+    # still reviewing an item of its case (the case is the unit of blinding).
     if Review.objects.filter(item=item, reviewer=adjudicator).exists():
         raise NotAllowedError(
             _("You reviewed this item: another adjudicator must settle it."), code="own_review"
+        )
+    if (
+        Item.objects.filter(pk=item.pk)
+        .filter(visibility.items_not_settled_by(adjudicator))
+        .exists()
+    ):
+        raise NotAllowedError(
+            _("You are still reviewing this case: another adjudicator must settle it."),
+            code="case_in_review",
         )
 
 

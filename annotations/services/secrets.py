@@ -5,8 +5,9 @@ A key reaches a worker in one of two ways, and never any other:
   `DATABASE_URL` can never be sent to a model server as a Bearer token);
 - a key typed once by a curator, stored encrypted at rest with ENDPOINT_KEY_ENCRYPTION_KEY
   (Fernet), never shown again.
-The endpoint's host must be in ENDPOINT_ALLOWED_HOSTS when that list is set. Both rules are
-checked when an endpoint is saved and again when a worker builds its client.
+The endpoint's host must be in ENDPOINT_ALLOWED_HOSTS (none by default in production; "*"
+allows any). Both rules are checked when an endpoint is saved and again when a worker builds
+its client.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ def key_env_check(name: str) -> str:
 
 def _host_allowed(host: str) -> bool:
     allowed = [entry.lower() for entry in settings.ENDPOINT_ALLOWED_HOSTS]
-    if not allowed:
-        return True
+    if "*" in allowed:
+        return True  # declared open on purpose
     return any(
         host == entry or (entry.startswith(".") and (host.endswith(entry) or host == entry[1:]))
         for entry in allowed
@@ -55,7 +56,12 @@ def base_url_check(url: str) -> str:
     if not _host_allowed(host):
         raise DomainError(
             _("Model endpoints may not be on %(host)s (allowed: %(allowed)s).")
-            % {"host": host, "allowed": ", ".join(settings.ENDPOINT_ALLOWED_HOSTS)},
+            % {
+                "host": host,
+                # Nothing is allowed until the server names its model hosts.
+                "allowed": ", ".join(settings.ENDPOINT_ALLOWED_HOSTS)
+                or _("none: the server's ENDPOINT_ALLOWED_HOSTS is not set"),
+            },
             code="host_refused",
         )
     return url

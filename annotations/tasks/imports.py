@@ -14,10 +14,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 from celery import shared_task
+from django.db import IntegrityError
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
-from annotations.models import Family, Job, JobStatus
+from annotations.models import Benchmark, Family, Job, JobStatus
 from annotations.services.cases import gastricx_import_run, import_attempt_discard
 from annotations.services.errors import DomainError
 from annotations.services.images import import_work_dir
@@ -120,17 +122,26 @@ def _run(job: Job, lease: Lease) -> None:
     except LeaseLost:
         raise
     except Exception as error:
-        # Kept: the upload, for a retry once the cause is fixed.
-        log.exception("import job %s failed", job.pk)
-        lease_update(
-            lease,
-            status=JobStatus.FAILED,
-            message=f"{type(error).__name__}: {error}",
-            finished_at=timezone.now(),
-        )
-        raise
+        if isinstance(error, IntegrityError) and _name_taken(params["name"]):
+            # Another import of the same name committed first: a refusal, nothing to retry.
+            message = gettext("A benchmark with this name already exists.")
+            _fail(lease, message, {"code": "name_taken"})
+        else:
+            # Kept: the upload, for a retry once the cause is fixed.
+            log.exception("import job %s failed", job.pk)
+            lease_update(
+                lease,
+                status=JobStatus.FAILED,
+                message=f"{type(error).__name__}: {error}",
+                finished_at=timezone.now(),
+            )
+            raise
     # Imported, or refused for bad input: the upload has served.
     shutil.rmtree(upload.parent, ignore_errors=True)
+
+
+def _name_taken(name: str) -> bool:
+    return Benchmark.objects.filter(name=name).exists()
 
 
 def _progress(lease: Lease, state: ImportProgress, size: int) -> None:

@@ -107,24 +107,26 @@ def adjudication_list(request: HttpRequest) -> HttpResponse:
     return render(request, "review/adjudication_list.html", {"page": page, "first": first})
 
 
-def _own_review_refusal(request: HttpRequest, pk: int) -> HttpResponse:
-    # The item's reviews are not shown to one of its reviewers: only why they may not settle it.
+def _own_review_refusal(request: HttpRequest, pk: int, why: str) -> HttpResponse:
+    # The item's reviews are not shown to one of its reviewers (nor to someone still reviewing
+    # its case): only why they may not settle it.
     item = visibility.get_item_for_user_or_404(
         request.user, pk, Item.objects.select_related("benchmark")
     )
-    context = {
-        "item": item,
-        "own_review": True,
-        "error": _("You reviewed this item: another adjudicator must settle it."),
-    }
+    if why == "own_review":
+        error = _("You reviewed this item: another adjudicator must settle it.")
+    else:
+        error = _("You are still reviewing this case: another adjudicator must settle it.")
+    context = {"item": item, "own_review": True, "error": error}
     return _render(request, context, status=403)
 
 
 @require_http_methods(["GET", "POST"])
 @role_required(ADJUDICATOR)
 def adjudication_item(request: HttpRequest, pk: int) -> HttpResponse:
-    if selectors.reviewed_by(request.user, Item(pk=pk)):
-        return _own_review_refusal(request, pk)
+    why = selectors.why_not_settled_by(request.user, Item(pk=pk))
+    if why:
+        return _own_review_refusal(request, pk, why)
     page = selectors.adjudication_page(request.user, pk)
     if request.method == "GET":
         return _render(request, _context(page, request))

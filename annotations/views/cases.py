@@ -126,7 +126,7 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     cases = visibility.with_gold_hidden(cases, request.user, benchmark_path="benchmark")
     case = visibility.get_case_for_user_or_404(request.user, pk, cases)
-    page = selectors.case_page(case)
+    page = selectors.case_page(case, request.user)
     # The reports, the stage and the boxes are the gold of the report, classification and
     # localization items: hidden from a clinician answering a human baseline of the benchmark.
     visibility.without_blinded_gold(case)

@@ -38,7 +38,12 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1440, "height": 900}, locale="en-US")
+    # Playwright's polling `wait_for_function` evaluates its predicate with eval(), which the
+    # app's Content-Security-Policy refuses: interactive tests bypass it. The policy is checked
+    # on every main page, with no bypass, by tests/browser/test_csp.py.
+    context = browser.new_context(
+        viewport={"width": 1440, "height": 900}, locale="en-US", bypass_csp=True
+    )
     page = context.new_page()
     page.set_default_timeout(15_000)
     yield page

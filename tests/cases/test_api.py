@@ -264,11 +264,13 @@ def test_only_a_cases_reviewers_draw_boxes_on_it(api, small_case, people):
     assert Box.objects.filter(author__in=[stranger, people["adjudicator"]]).count() == 0
 
 
-def _dispute_the_case(case, people):
+def _dispute_the_case(case, people, *, kind: str = "box"):
+    """Dispute the case's first item of `kind` (its localization item by default: a box is
+    judged through its own item)."""
     from annotations.models import Item
     from annotations.services.review import review_submit
 
-    item = Item.objects.filter(case=case).order_by("pk").first()
+    item = Item.objects.filter(case=case, kind=kind).order_by("pk").first()
     review_submit(item=item, reviewer=people["reviewer"], verdict="accept", version=item.version)
     review_submit(
         item=item, reviewer=people["reviewer2"], verdict="reject", reason="ambiguous",
@@ -292,6 +294,9 @@ def test_an_adjudicator_settles_boxes_only_while_settling_a_dispute_of_the_case(
     make_item(small_case.benchmark, index=100, status="disputed")  # a dispute, not the case's
     before = api.post(url, {"version": 1, "state": "rejected"}, format="json")
     assert before.status_code == 403  # no dispute on this case: nothing to settle
+    _dispute_the_case(small_case, people, kind="mcq")
+    before = api.post(url, {"version": 1, "state": "rejected"}, format="json")
+    assert before.status_code == 403  # a dispute of another item of the case: not the box's
     item = _dispute_the_case(small_case, people)
     response = api.post(
         url, {"version": 1, "state": "rejected", "note": "not a tumor"}, format="json"

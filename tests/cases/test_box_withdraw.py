@@ -187,3 +187,12 @@ def test_a_2d_box_on_the_endoscopy_image_is_withdrawn_and_restored_through_the_a
         reverse("api-box-restore", args=[drawn.json()["id"]]), {"version": 2}, format="json"
     )
     assert (restored.status_code, restored.json()["state"]) == (200, "proposed")
+
+
+def test_deleting_my_already_withdrawn_box_is_a_conflict_not_a_refusal(api, small_case, people):
+    box = drawn_by(api, people["reviewer"], small_case)
+    url = reverse("api-box", args=[box["id"]])
+    assert api.delete(f"{url}?version=1").status_code == 200
+    again = api.delete(f"{url}?version=1")  # a second tab, still at version 1
+    assert again.status_code == 409 and again.json()["current_version"] == 2
+    assert Box.objects.get(pk=box["id"]).revisions.count() == 2

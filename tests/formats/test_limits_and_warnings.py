@@ -70,6 +70,7 @@ def test_a_line_past_the_limit_stops_the_reading_at_once():
     [problem] = caught.value.problems
     assert (problem.row, problem.column) == (2, "image")
     assert "longer than" in problem.reason and "size limit" in problem.reason
+    assert problem.code == "cell_too_large"  # reported as oversize, not as unreadable text
     # Only the limit (plus the room a row has beside it) was read of a 5 MB line.
     assert stream.bytes_read < limit + 1024**2 + 2_000
     assert stream.bytes_read < len(data) / 4

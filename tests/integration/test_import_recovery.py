@@ -5,11 +5,15 @@ import leaves no patient data behind."""
 from __future__ import annotations
 
 import io
+import os
+import signal
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from PIL import Image as PILImage
 
 from annotations.models import Benchmark, Case, Image, Item, ItemImage, Job, JobStatus, Volume
@@ -21,7 +25,7 @@ from annotations.tasks.imports import benchmark_import_task
 from tests.cases.builders import PHI_STRINGS, write_case
 from tests.core.test_import import ENDO_HEADER, endo_row
 from tests.formats.builders import b64, write_tsv
-from tests.integration.conftest import beat_args, wait_for
+from tests.integration.conftest import RECOVERY_ENV, beat_args, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -171,3 +175,79 @@ def test_a_killed_gastricx_import_leaves_no_patient_data_behind(
     }
     assert {path.name for path in volumes.iterdir()} == committed
     assert _holds_phi(Path(settings.MEDIA_ROOT)) == []
+
+
+@contextmanager
+def _done_commit_held(lock: int):
+    """While this holds advisory lock `lock`, an import job's commit that marks it done waits
+    at COMMIT (a deferred trigger asks for the lock): the test can stop the worker right there,
+    so that the job is done and the worker never runs a line after the commit."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            CREATE FUNCTION test_hold_done() RETURNS trigger AS $$
+            BEGIN
+                IF NEW.status = 'done' AND NEW.kind = 'import' THEN
+                    PERFORM pg_advisory_xact_lock({lock});
+                END IF;
+                RETURN NULL;
+            END $$ LANGUAGE plpgsql;
+            CREATE CONSTRAINT TRIGGER test_hold_done AFTER UPDATE ON annotations_job
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_hold_done();
+            SELECT pg_advisory_lock({lock});
+            """
+        )
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_unlock_all(); DROP TRIGGER IF EXISTS test_hold_done "
+                "ON annotations_job; DROP FUNCTION IF EXISTS test_hold_done();"
+            )
+
+
+def _waiting_for(lock: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = %s "
+            "AND NOT granted",
+            [lock],
+        )
+        return cursor.fetchone()[0] > 0
+
+
+def test_a_worker_killed_right_after_the_import_is_done_leaves_no_patient_file(
+    celery_worker_process, tmp_path, settings
+):
+    """Issue 29: the job is done, its worker dies before removing the extracted raw DICOM and
+    the upload; the sweep (at the next worker's start, and on beat) removes them."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    folder = Path(settings.MEDIA_ROOT) / "uploads" / "done-gx"
+    folder.mkdir(parents=True)
+    upload = _gastricx_upload(tmp_path, folder)
+    job = job_create(
+        kind="import", params={"path": str(upload), "family": "gastricx", "name": "gx-done"}
+    )
+    lock = 290029
+    with _done_commit_held(lock):
+        first = celery_worker_process(env=RECOVERY_ENV)
+        benchmark_import_task.delay(job.pk)
+        wait_for(lambda: _waiting_for(lock), timeout=240, interval=0.05)
+        # The commit that marks the job done is on its way: freeze the worker, let it land.
+        os.killpg(first.process.pid, signal.SIGSTOP)
+    wait_for(lambda: Job.objects.filter(pk=job.pk, status=JobStatus.DONE).exists(), timeout=30)
+    first.kill()
+    media = Path(settings.MEDIA_ROOT)
+    assert _holds_phi(media), "the dead worker left the raw DICOM and the upload behind"
+    assert Case.objects.filter(benchmark__name="gx-done").count() == CASES
+
+    celery_worker_process(*beat_args(tmp_path), env={**RECOVERY_ENV, "MEDIA_SWEEP_SECONDS": "2"})
+    wait_for(lambda: _holds_phi(media) == [], timeout=60)
+    assert not folder.exists()
+    assert list((media / IMPORTS_FOLDER).iterdir()) == []
+    assert Case.objects.filter(benchmark__name="gx-done").count() == CASES
+    committed = {
+        Path(path).parts[1] for path in Volume.objects.values_list("cache_path", flat=True)
+    }
+    assert {path.name for path in (media / VOLUMES_FOLDER).iterdir()} == committed

@@ -264,13 +264,15 @@ def test_a_withheld_split_leaves_no_answer_of_any_kind_in_the_public_files(made,
     assert items[ct_item.source_index]["target"] == {"label": "tumor", "phase": "venous"}
     assert items[endoscopy_item.source_index]["target"] == {"label": "tumor", "image": "endoscopy"}
     assert items[pair.source_index]["source"]["case_id"] is None
-    for item in items.values():  # the target box is nowhere, the other box of the case stays
+    # The split is decided per case: GX-0 has withheld items, so it is withheld whole, its
+    # target box and its other boxes (on every phase, and on its endoscopy image) with it.
+    for item in items.values():
         boxes = [b["voxel"] for block in item["volumes"] for b in block["boxes"]]
-        assert VOXEL_TRUTH not in boxes
-    assert [1, 1, 0, 40, 30, 9] in [b["voxel"] for b in items[1]["volumes"][0]["boxes"]]
-    assert [b["pixels"] for b in items[1]["boxes"]] == [[1, 1, 3, 3]]
+        assert VOXEL_TRUTH not in boxes and [1, 1, 0, 40, 30, 9] not in boxes
+    assert items[1]["withheld"] and items[1]["volumes"][0]["phase"] == "venous"
+    assert [b["pixels"] for b in items[1]["boxes"]] == []
     coco = json.loads(text["GxTasks_coco.json"])
-    assert [a["bbox"] for a in coco["annotations"]] == [[1, 1, 2, 2]]
+    assert coco["annotations"] == []
     localization = json.loads(text["GxTasks_localization.json"])
     assert localization["boxes_3d"] == [] and localization["annotations"] == []
     assert {i["index"] for i in localization["items"]} == {
@@ -282,9 +284,15 @@ def test_a_withheld_split_leaves_no_answer_of_any_kind_in_the_public_files(made,
     assert hidden_pair["case_id"] is None and hidden_pair["report"] == "Report of case one."
     assert "GX-1" in {case["case_id"] for case in retrieval["cases"]}  # still a candidate
     test_tsv = pd.read_csv(folder / "GxTasks_test.tsv", sep="\t")
-    assert list(test_tsv["index"]) == [label.source_index] and "answer" not in test_tsv.columns
+    case_rows = sorted(  # every multiple-choice and label item of the withheld case GX-0
+        Item.objects.filter(case=label.case, kind__in=["mcq", "label"]).values_list(
+            "source_index", flat=True
+        )
+    )
+    assert list(test_tsv["index"]) == case_rows and "answer" not in test_tsv.columns
     report_test = pd.read_csv(folder / "GxTasks_report_test.tsv", sep="\t")
-    assert list(report_test["index"]) == [report.source_index]
+    both_reports = [r.source_index for r in made.items["report_generation"]]  # one case
+    assert list(report_test["index"]) == both_reports
     assert "answer" not in report_test.columns
     public_reports = pd.read_csv(folder / "GxTasks_report.tsv", sep="\t")
     assert report.source_index not in set(public_reports["index"])

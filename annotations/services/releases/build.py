@@ -23,6 +23,7 @@ from annotations.services.releases import export
 from annotations.services.releases.selection import (
     check_label_sets,
     check_release_name,
+    check_withheld_split,
     clean_filters,
     release_items,
 )
@@ -72,6 +73,7 @@ def release_create(
     items = release_items(benchmark, include_all=include_all, filters=cleaned)
     count = items.count()
     check_label_sets(benchmark.label_sets or {}, items)
+    check_withheld_split(items, withhold_split)
     if not count:
         raise DomainError(gettext("This selection holds no item: there is nothing to release."))
     return Release.objects.create(

@@ -98,6 +98,8 @@ class _Export:
             letters=letters,
         )
         self.hidden = rows.withheld_box_targets(self.items, options.withhold_split)
+        # A split is decided per case: an item of a withheld case is withheld whatever its own.
+        self.withheld_cases = rows.withheld_case_ids(self.items, options.withhold_split)
         self.text_cells = stream.TextCells(
             self.columns, COLUMN_FIELDS, self.report, pair_tsv_fields
         )
@@ -188,7 +190,9 @@ class _Export:
                 self.tasks.chunk(chunk)
             for item in chunk:
                 refs = images.get(item.id, [])
-                withhold = bool(withheld) and item.split == withheld
+                withhold = bool(withheld) and (
+                    item.split == withheld or item.case_id in self.withheld_cases
+                )
                 if item.kind == ItemKind.LABEL:
                     item = as_choice(item, self.label_sets)
                 if item.kind in (ItemKind.MCQ, ItemKind.LABEL):

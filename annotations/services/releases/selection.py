@@ -8,7 +8,7 @@ from django.utils.translation import gettext, gettext_lazy
 from annotations.formats.release_layout import name_problem
 from annotations.models import Benchmark, Item
 from annotations.selectors.release_rows import label_fields
-from annotations.selectors.releases import FILTER_FIELDS
+from annotations.selectors.releases import FILTER_FIELDS, withheld_conflicts
 from annotations.services.errors import DomainError
 
 _NAME_KINDS = {"dataset name": gettext_lazy("dataset name"), "version": gettext_lazy("version")}
@@ -89,3 +89,10 @@ def check_label_sets(label_sets: dict, items: QuerySet[Item]) -> int:
             )
         most = max(most, len(labels))
     return most
+
+
+def check_withheld_split(items: QuerySet[Item], split: str) -> None:
+    """Refuse a release whose public files would state a withheld answer."""
+    messages = withheld_conflicts(items, split)
+    if messages:
+        raise DomainError(" ".join(messages), code="withheld_conflict")
