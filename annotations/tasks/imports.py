@@ -22,6 +22,7 @@ from django.utils.translation import gettext
 from annotations.models import Benchmark, Family, Job, JobStatus
 from annotations.services.cases import gastricx_import_run, import_attempt_discard
 from annotations.services.errors import DomainError
+from annotations.services.gastricx_jobs import GASTRICX_IMPORT_WORK
 from annotations.services.images import import_work_dir
 from annotations.services.imports import (
     ImportFailed,
@@ -29,6 +30,7 @@ from annotations.services.imports import (
     ImportResult,
     benchmark_import_run,
 )
+from annotations.services.jobs import OPEN, job_start
 from annotations.services.recovery import (
     Kind,
     Lease,
@@ -53,7 +55,12 @@ def _import_jobs():
 @shared_task(name="annotations.benchmark_import")
 def benchmark_import_task(job_id: int) -> None:
     """Import the job's uploaded file as a benchmark; the job records the result, its
-    warnings, or every problem. Idempotent: only a queued job is claimed."""
+    warnings, or every problem. Idempotent: only a queued job is claimed. A Gastric-X import is
+    planned into a chunk per case that any worker takes (`services.gastricx_jobs`)."""
+    family = _import_jobs().filter(pk=job_id).values_list("params__family", flat=True).first()
+    if family == Family.GASTRICX:
+        job_start(job_id=job_id, work=GASTRICX_IMPORT_WORK)
+        return
     lease = lease_claim(_import_jobs().filter(status=JobStatus.QUEUED), job_id, status="running")
     if lease is None:
         return
@@ -69,7 +76,8 @@ register(
     Kind(
         name="import",
         rows=_import_jobs,
-        running=Q(status=JobStatus.RUNNING),
+        # A Gastric-X import with open chunks is looked after as chunks.
+        running=Q(status=JobStatus.RUNNING) & ~Q(chunks__status__in=OPEN),
         waiting=Q(status=JobStatus.QUEUED),
         requeue={"status": JobStatus.QUEUED},
         send=lambda pk: benchmark_import_task.delay(pk),
