@@ -18,7 +18,9 @@ folder notes the volumes it was writing); and `media_sweep` removes the whole at
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
 from dataclasses import asdict
 from pathlib import Path, PurePosixPath
 from typing import NoReturn
@@ -158,6 +160,7 @@ def gastricx_import_work(job: Job, chunk: JobChunk, progress: Progress, check: C
         shutil.rmtree(extracted, ignore_errors=True)  # the raw DICOM, at once
     progress(1)
     return {
+        "worker": f"{socket.gethostname()}:{os.getpid()}",  # who took the case (ops, tests)
         "folder": own.name,
         "problems": [asdict(problem) for problem in problems],
         "warnings": [asdict(warning) for warning in report.warnings],
