@@ -88,7 +88,9 @@ def gastricx_import_plan(job: Job) -> list[PlannedChunk]:
         raise JobRefused(message, result={"code": "name_taken"}, code="name_taken")
     deid_secret()  # refused before anything is read or written
     if not upload.is_file():
-        raise DomainError(gettext("The uploaded file is gone; upload it again."), "upload_gone")
+        raise DomainError(
+            gettext("The uploaded file is gone; upload it again."), code="upload_gone"
+        )
     relative_root = volumes_root(params["name"])
     _note_volumes(job_dir, relative_root)
     skeleton = job_dir / SKELETON
@@ -184,7 +186,9 @@ def gastricx_import_finish(job: Job, chunks: list[JobChunk]) -> dict:
     job) in one transaction."""
     chunks = sorted(chunks, key=lambda chunk: chunk.number)
     if not chunks:
-        raise DomainError(gettext("The uploaded file is gone; upload it again."), "upload_gone")
+        raise DomainError(
+            gettext("The uploaded file is gone; upload it again."), code="upload_gone"
+        )
     job_dir = import_work_dir(chunks[0].params["job_dir"])
     report = ImportReport()
     problems: list[RowProblem] = []

@@ -160,3 +160,27 @@ def test_a_case_that_crashes_fails_the_job_and_removes_every_case(tmp_path, peop
     held = [p for p in stored if p.suffix in (".dcm", ".jpg", ".json", ".gz")]
     assert held == [] and not [p for p in (media / "volumes").rglob("*") if p.is_file()]
     assert (media / "uploads" / "token" / "upload.zip").is_file()
+
+
+def test_the_job_page_shows_progress_per_case(tmp_path, people, client):
+    from django.urls import reverse
+
+    from annotations.tasks.imports import benchmark_import_task
+    from annotations.tasks.jobs import job_chunk_task
+
+    upload = _upload(_tree(tmp_path / "cases"))
+    job = job_create(
+        kind="import",
+        params={"path": str(upload), "family": "gastricx", "name": "watched"},
+        user=people["curator"],
+    )
+    benchmark_import_task(job.pk)  # planned: a part per case
+    first = JobChunk.objects.get(job=job, number=0)
+    job_chunk_task(first.pk)
+    client.force_login(people["curator"])
+
+    page = client.get(reverse("job", args=[job.pk])).content.decode()
+
+    assert "Cases stored: 1 / 3" in page
+    for case_id in CASES:
+        assert f"· {case_id}</td>" in page
