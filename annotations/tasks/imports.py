@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotations.models import Benchmark, Family, Job, JobStatus
-from annotations.services.cases import gastricx_import_run, import_attempt_discard
+from annotations.services.cases import import_attempt_discard
 from annotations.services.errors import DomainError
 from annotations.services.gastricx_jobs import GASTRICX_IMPORT_WORK
 from annotations.services.images import import_work_dir
@@ -103,26 +103,15 @@ def _run(job: Job, lease: Lease) -> None:
     lease_update(lease, total=max(1, size // _PROGRESS_UNIT), done=0, result={})
     user = job.created_by
     try:
-        if params["family"] == Family.GASTRICX:
-            cases = _CaseCount(lease)
-            gastricx_import_run(
-                path=upload,
-                name=params["name"],
-                user=user,
-                progress=cases,
-                before_commit=lambda result: _finish(lease, result),
-                work_dir=work_dir,
-            )
-        else:
-            benchmark_import_run(
-                path=upload,
-                family=params["family"],
-                name=params["name"],
-                user=user,
-                progress=lambda state: _progress(lease, state, size),
-                work_dir=work_dir,
-                before_commit=lambda result: _finish(lease, result),
-            )
+        benchmark_import_run(
+            path=upload,
+            family=params["family"],
+            name=params["name"],
+            user=user,
+            progress=lambda state: _progress(lease, state, size),
+            work_dir=work_dir,
+            before_commit=lambda result: _finish(lease, result),
+        )
     except ImportFailed as error:
         _fail(lease, str(error), {**_problems(error), **error.report.as_result()})
     except DomainError as error:
@@ -157,18 +146,6 @@ def _progress(lease: Lease, state: ImportProgress, size: int) -> None:
     total = max(1, size // _PROGRESS_UNIT)
     done = int(total * state.fraction)
     lease_update(lease, done=done, result={"stage": state.stage, "items": state.items})
-
-
-class _CaseCount:
-    """Gastric-X progress: cases read, told one by one."""
-
-    def __init__(self, lease: Lease) -> None:
-        self.lease, self.cases = lease, 0
-
-    def __call__(self, n: int = 1) -> None:
-        self.lease.check()
-        self.cases += n
-        lease_update(self.lease, result={"stage": "reading", "items": self.cases})
 
 
 def _finish(lease: Lease, result: ImportResult) -> None:
