@@ -136,19 +136,20 @@ def gastricx_import_work(job: Job, chunk: JobChunk, progress: Progress, check: C
         attempt = earlier.name.rsplit("-", 1)[-1]
         if attempt.isdigit() and int(attempt) < chunk.attempts:
             import_attempt_discard(earlier)  # a dead attempt's raw DICOM, volumes, images
+    # A volumes folder per attempt too: a replaced worker that was only slow removes its own
+    # files when it finds out, never those its successor is writing.
+    volumes = params["volumes"] if chunk.attempts == 1 else f"{params['volumes']}-{chunk.attempts}"
     extracted = own / "extracted"
     try:
         check()
         staging = ImageStaging(own)
-        _note_volumes(own, params["volumes"])
+        _note_volumes(own, volumes)
         extract_zip(Path(job.params["path"]), extracted, select=_entries_of(params["prefix"]))
         case = read_case_folder(extracted / params["prefix"], row=params["row"])
         report = ImportReport()
         pseudonymizer = ct.Pseudonymizer(deid_secret())
         media_root = Path(settings.MEDIA_ROOT)
-        loaded, problems = load_case(
-            case, media_root, params["volumes"], staging, report, pseudonymizer
-        )
+        loaded, problems = load_case(case, media_root, volumes, staging, report, pseudonymizer)
         check()
     except BaseException as error:
         import_attempt_discard(own)

@@ -184,3 +184,48 @@ def test_the_job_page_shows_progress_per_case(tmp_path, people, client):
     assert "Cases stored: 1 / 3" in page
     for case_id in CASES:
         assert f"· {case_id}</td>" in page
+
+
+def test_a_case_whose_worker_died_is_undone_and_taken_again(tmp_path, people):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotations.services.recovery import lease_claim, reap_stale
+    from annotations.tasks.imports import benchmark_import_task
+    from tests.support.jobs import run_chunks
+
+    upload = _upload(_tree(tmp_path / "cases"))
+    job = job_create(
+        kind="import",
+        params={"path": str(upload), "family": "gastricx", "name": "revived"},
+        user=people["curator"],
+    )
+    benchmark_import_task(job.pk)
+    chunk = JobChunk.objects.get(job=job, number=1)
+    # What a worker killed inside the case leaves: the chunk running and quiet, raw DICOM
+    # extracted into its attempt's folder, a half-written volumes folder that it noted.
+    assert lease_claim(JobChunk.objects.filter(status="queued"), chunk.pk, status="running")
+    JobChunk.objects.filter(pk=chunk.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    media = Path(settings.MEDIA_ROOT)
+    dead = media / "imports" / chunk.params["job_dir"] / "case-00001-1"
+    (dead / "extracted").mkdir(parents=True)
+    (dead / "extracted" / "raw.dcm").write_bytes(b"PHIMARKER")
+    (dead / "attempt").mkdir()
+    (dead / "attempt" / "volumes").write_text(chunk.params["volumes"])
+    half = media / chunk.params["volumes"] / "arterial" / "voxels"
+    half.mkdir(parents=True)
+    (half / "0000.i16.gz").write_bytes(b"half")
+
+    reap_stale()
+    run_chunks(job.pk)
+
+    job.refresh_from_db()
+    assert job.status == JobStatus.DONE, job.message
+    chunk.refresh_from_db()
+    assert (chunk.attempts, chunk.recoveries) == (2, 1)
+    assert not dead.exists() and not (media / chunk.params["volumes"]).exists()
+    revived = Volume.objects.filter(case__case_id=CASES[1])
+    assert revived.count() == len(SMALL_GEOMETRY)
+    assert all(v.cache_path.startswith(f"{chunk.params['volumes']}-2/") for v in revived)
+    assert not any((media / "imports").iterdir())
