@@ -229,3 +229,28 @@ def test_a_case_whose_worker_died_is_undone_and_taken_again(tmp_path, people):
     assert revived.count() == len(SMALL_GEOMETRY)
     assert all(v.cache_path.startswith(f"{chunk.params['volumes']}-2/") for v in revived)
     assert not any((media / "imports").iterdir())
+
+
+def test_a_crashed_import_retried_starts_over_from_its_upload(tmp_path, people, monkeypatch):
+    from annotations.services import gastricx_jobs
+    from annotations.services.jobs import job_retry
+
+    real = gastricx_jobs.load_case
+
+    def crash_once(case, *args):
+        monkeypatch.setattr(gastricx_jobs, "load_case", real)
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(gastricx_jobs, "load_case", crash_once)
+    with pytest.raises(RuntimeError):
+        _import_job(_tree(tmp_path / "cases"), "again", people["curator"])
+    failed = Job.objects.get(params__name="again")
+    assert failed.status == JobStatus.FAILED
+
+    job = run_job(job_retry(job=failed).pk)
+
+    assert job.status == JobStatus.DONE, job.message
+    assert job.attempts == 2 and (job.done, job.total) == (len(CASES), len(CASES))
+    assert sorted(Case.objects.values_list("case_id", flat=True)) == list(CASES)
+    assert set(JobChunk.objects.filter(job=job).values_list("attempts", flat=True)) == {1}
+    assert not any((Path(settings.MEDIA_ROOT) / "imports").iterdir())
