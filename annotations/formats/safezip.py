@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import stat
 import zipfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from annotations.formats.errors import FormatError, RowProblem
@@ -23,21 +24,33 @@ def extract_zip(
     *,
     max_total_bytes: int = DEFAULT_MAX_ZIP_BYTES,
     max_entries: int = DEFAULT_MAX_ZIP_ENTRIES,
+    select: Callable[[str], str] | None = None,
 ) -> None:
     """Extract ``zip_path`` into the empty folder ``extract_to`` (made if missing); raises
-    ``FormatError`` on an unsafe entry or past a limit, with nothing left extracted."""
+    ``FormatError`` on an unsafe entry or past a limit, with nothing left extracted.
+
+    ``select(name)`` (default: every entry whole) says what becomes of each entry: "whole",
+    "empty" (an empty file, so that the layout is there without the bytes), "folder" (only the
+    folder it is in) or "skip".
+    Every entry is checked for safety whatever it selects."""
     extract_to = Path(extract_to)
     if extract_to.exists() and any(extract_to.iterdir()):
         raise FormatError(RowProblem(0, None, f"extraction folder {extract_to} is not empty"))
     extract_to.mkdir(parents=True, exist_ok=True)
     try:
-        _extract_safely(Path(zip_path), extract_to, max_total_bytes, max_entries)
+        _extract_safely(Path(zip_path), extract_to, max_total_bytes, max_entries, select)
     except BaseException:
         shutil.rmtree(extract_to, ignore_errors=True)
         raise
 
 
-def _extract_safely(zip_path: Path, target: Path, max_total: int, max_entries: int) -> None:
+def _extract_safely(
+    zip_path: Path,
+    target: Path,
+    max_total: int,
+    max_entries: int,
+    select: Callable[[str], str] | None,
+) -> None:
     try:
         archive = zipfile.ZipFile(zip_path)
     except (zipfile.BadZipFile, OSError) as error:
@@ -57,7 +70,13 @@ def _extract_safely(zip_path: Path, target: Path, max_total: int, max_entries: i
         written = 0
         for entry in entries:
             destination = _safe_destination(entry, root)
+            taken = "whole" if select is None else select(entry.filename)
+            if taken == "skip":
+                continue
             try:
+                if taken == "folder" and not entry.is_dir():
+                    destination.parent.mkdir(parents=True, exist_ok=True)
+                    continue
                 if entry.is_dir():
                     destination.mkdir(parents=True, exist_ok=True)
                     continue
@@ -66,6 +85,9 @@ def _extract_safely(zip_path: Path, target: Path, max_total: int, max_entries: i
                 raise FormatError(_name_clash(entry)) from None
             if destination.is_dir():
                 raise FormatError(_name_clash(entry))
+            if taken == "empty":
+                destination.touch()
+                continue
             written = _copy_entry(archive, entry, destination, written, max_total)
 
 

@@ -56,7 +56,7 @@ from annotations.services.volume_files import VOLUMES_FOLDER
 
 
 @dataclass(frozen=True)
-class _PhaseFiles:
+class PhaseFiles:
     """One loaded phase: where its files went and its geometry (the voxels stay on disk)."""
 
     shape: tuple[int, int, int]
@@ -71,9 +71,9 @@ class _PhaseFiles:
 
 
 @dataclass
-class _LoadedCase:
+class LoadedCase:
     data: CaseData
-    phases: dict[str, _PhaseFiles] = field(default_factory=dict)
+    phases: dict[str, PhaseFiles] = field(default_factory=dict)
     endoscopy: str | None = None  # sha256 of the staged image
 
 
@@ -115,11 +115,10 @@ def gastricx_import_run(
     if Benchmark.objects.filter(name=name).exists():
         raise DomainError(gettext("A benchmark named '%(name)s' already exists.") % {"name": name})
     deid_secret()  # refused before anything is read or written
-    # A fresh token per import, so a failed import can remove its folder without touching others.
-    relative_root = f"{VOLUMES_FOLDER}/{slugify(name)[:60] or 'benchmark'}-{secrets.token_hex(4)}"
+    relative_root = volumes_root(name)
     media_root = Path(settings.MEDIA_ROOT)
     staging = ImageStaging(work_dir or import_work_dir(f"run-{uuid.uuid4().hex}"))
-    note = staging.folder / _ATTEMPT_NOTE
+    note = staging.folder / ATTEMPT_NOTE
     note.mkdir(exist_ok=True)
     (note / "volumes").write_text(relative_root)
     report = ImportReport()
@@ -128,7 +127,7 @@ def gastricx_import_run(
             cases = _read_cases(Path(path), Path(scratch))
             loaded = _load_all(cases, media_root, relative_root, staging, report, progress)
             with transaction.atomic():
-                benchmark = _write_rows(loaded, name, user, description, staging.commit())
+                benchmark = write_case_rows(loaded, name, user, description, staging.commit())
                 items = Item.objects.filter(benchmark=benchmark).count()  # every task's
                 result = ImportResult(benchmark, items, report)
                 if before_commit is not None:
@@ -147,14 +146,18 @@ def gastricx_import_run(
 
 # A subfolder of an attempt's staging folder (whose files are staged images): what else the
 # attempt writes, for `import_attempt_discard`.
-_ATTEMPT_NOTE = "attempt"
+ATTEMPT_NOTE = "attempt"
 
 
 def import_attempt_discard(folder: Path) -> int:
     """Undo what a dead import attempt left in `folder` and beside it: its staged images, the
     raw files it extracted, and, for a Gastric-X import, the volumes folder it was writing
     (unless committed rows use it). Returns how many placed image files went."""
-    noted = folder / _ATTEMPT_NOTE / "volumes"
+    # A parallel Gastric-X import keeps each case's attempt in a subfolder of the job's.
+    for part in folder.glob("case-*"):
+        if part.is_dir():
+            import_attempt_discard(part)
+    noted = folder / ATTEMPT_NOTE / "volumes"
     if noted.is_file():
         relative = noted.read_text().strip()
         committed = Volume.objects.filter(cache_path__startswith=f"{relative}/").exists()
@@ -165,7 +168,7 @@ def import_attempt_discard(folder: Path) -> int:
 
 def attempt_volumes_folder(folder: Path) -> str | None:
     """The volumes folder (relative to MEDIA_ROOT) an import attempt noted it is writing."""
-    noted = folder / _ATTEMPT_NOTE / "volumes"
+    noted = folder / ATTEMPT_NOTE / "volumes"
     return noted.read_text().strip() if noted.is_file() else None
 
 
@@ -200,26 +203,14 @@ def _load_all(
     staging: ImageStaging,
     report: ImportReport,
     progress: Callable[[int], None] | None,
-) -> list[_LoadedCase]:
+) -> list[LoadedCase]:
     pseudonymizer = ct.Pseudonymizer(deid_secret())
     problems: list[RowProblem] = []
     loaded = []
     for case in cases:
-        folder = f"{relative_root}/{case.row:04d}-{slugify(case.case_id)[:40] or 'case'}"
-        result = _LoadedCase(case)
-        if case.endoscopy is not None:
-            result.endoscopy = _stage_endoscopy(case, staging, report, problems)
-        for phase, source in case.phases.items():
-            try:
-                result.phases[phase] = _load_phase(
-                    source, media_root, f"{folder}/{phase}", pseudonymizer
-                )
-            except ct.VolumeError as error:
-                problems.append(RowProblem(case.row, f"ct/{phase}", str(error), "bad_ct"))
-        shapes = {phase: files.shape for phase, files in result.phases.items()}
-        problems += [
-            p for p in validate_case_volumes(case, shapes) if not p.reason.startswith("no ")
-        ]
+        folder = case_volumes_folder(relative_root, case)
+        result, case_problems = load_case(case, media_root, folder, staging, report, pseudonymizer)
+        problems += case_problems
         loaded.append(result)
         if progress:
             progress(1)
@@ -228,7 +219,42 @@ def _load_all(
     return loaded
 
 
-def _stage_endoscopy(
+def volumes_root(name: str) -> str:
+    """A fresh volumes folder (relative to MEDIA_ROOT) for one import of benchmark `name`: a
+    token per import, so a failed import removes its folder without touching others'."""
+    return f"{VOLUMES_FOLDER}/{slugify(name)[:60] or 'benchmark'}-{secrets.token_hex(4)}"
+
+
+def case_volumes_folder(relative_root: str, case: CaseData) -> str:
+    return f"{relative_root}/{case.row:04d}-{slugify(case.case_id)[:40] or 'case'}"
+
+
+def load_case(
+    case: CaseData,
+    media_root: Path,
+    folder: str,
+    staging: ImageStaging,
+    report: ImportReport,
+    pseudonymizer: ct.Pseudonymizer,
+) -> tuple[LoadedCase, list[RowProblem]]:
+    """Store one case's phases under `folder` and stage its endoscopy image; its problems."""
+    problems: list[RowProblem] = []
+    result = LoadedCase(case)
+    if case.endoscopy is not None:
+        result.endoscopy = stage_endoscopy(case, staging, report, problems)
+    for phase, source in case.phases.items():
+        try:
+            result.phases[phase] = load_phase(
+                source, media_root, f"{folder}/{phase}", pseudonymizer
+            )
+        except ct.VolumeError as error:
+            problems.append(RowProblem(case.row, f"ct/{phase}", str(error), "bad_ct"))
+    shapes = {phase: files.shape for phase, files in result.phases.items()}
+    problems += [p for p in validate_case_volumes(case, shapes) if not p.reason.startswith("no ")]
+    return result, problems
+
+
+def stage_endoscopy(
     case: CaseData, staging: ImageStaging, report: ImportReport, problems: list[RowProblem]
 ) -> str | None:
     """The case's endoscopy image, checked and without metadata, staged; or a problem."""
@@ -248,9 +274,9 @@ def _stage_endoscopy(
     return staging.add(prepared)
 
 
-def _load_phase(
+def load_phase(
     source: Path, media_root: Path, relative: str, pseudonymizer: ct.Pseudonymizer
-) -> _PhaseFiles:
+) -> PhaseFiles:
     """Load one phase and store it once: its voxels as chunks (``imaging.chunks``: slices,
     streaming and exports read them) and its de-identified DICOM headers without pixels (what
     a DICOM SEG references; ``series_store.rebuild_series`` makes the whole series again)."""
@@ -266,7 +292,7 @@ def _load_phase(
         dicom_path, series_uid = "", ""
     cache_path = f"{relative}/voxels"
     chunks.write_chunked_volume([volume.voxels], media_root / cache_path)
-    return _PhaseFiles(
+    return PhaseFiles(
         shape=volume.shape,
         spacing=tuple(float(v) for v in volume.spacing),  # type: ignore[arg-type]
         origin=tuple(float(v) for v in volume.origin),  # type: ignore[arg-type]
@@ -279,8 +305,8 @@ def _load_phase(
     )
 
 
-def _write_rows(
-    loaded: list[_LoadedCase], name: str, user, description: str, image_ids: dict[str, int]
+def write_case_rows(
+    loaded: list[LoadedCase], name: str, user, description: str, image_ids: dict[str, int]
 ) -> Benchmark:
     benchmark = Benchmark.objects.create(
         name=name,
@@ -308,7 +334,7 @@ def _write_rows(
 
 
 def _create_case(
-    benchmark: Benchmark, entry: _LoadedCase, user, image_ids: dict[str, int]
+    benchmark: Benchmark, entry: LoadedCase, user, image_ids: dict[str, int]
 ) -> tuple[Case, list[Box]]:
     data = entry.data
     case = Case.objects.create(
@@ -363,7 +389,7 @@ def _number(value: float | str | None) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _volume_fields(files: _PhaseFiles) -> dict:
+def _volume_fields(files: PhaseFiles) -> dict:
     size_z, size_y, size_x = files.shape
     return {
         "size_x": size_x,

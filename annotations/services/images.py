@@ -15,7 +15,7 @@ import hashlib
 import os
 import shutil
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -107,6 +107,15 @@ class ImageStaging:
             pass
         self._staged[digest] = _Staged(name, info.format, info.width, info.height, len(image.data))
         return digest
+
+    def described(self) -> dict[str, dict]:
+        """The staged images as JSON (sha -> what `restage` needs), for a chunk's result."""
+        return {digest: asdict(staged) for digest, staged in self._staged.items()}
+
+    def restage(self, described: dict[str, dict]) -> None:
+        """Take on images staged in this folder by another process (`described`)."""
+        for digest, fields in described.items():
+            self._staged[digest] = _Staged(**fields)
 
     def commit(self) -> dict[str, int]:
         """Inside the import's transaction: rows and files for every staged image; sha -> id."""

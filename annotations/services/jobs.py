@@ -1,6 +1,6 @@
 """Background jobs with visible progress, shared by workers and surviving their death.
 
-A chunked job (degradation, triage) runs in two kinds of task. The job's task claims the job,
+A chunked job (degradation, triage, Gastric-X import) runs in two kinds of task. The job's task claims the job,
 plans it (`ChunkedWork.plan`) and stores the plan as chunks, in one transaction; each chunk is a
 task of its own that any worker takes (`chunk_run`), so more workers finish a large job sooner.
 The chunk that ends last takes the job's lease again and finishes the job (`ChunkedWork.finish`).
@@ -118,6 +118,15 @@ class JobEnded(Exception):
     """The job failed or was cancelled meanwhile: its other chunks stop."""
 
 
+class JobRefused(DomainError):
+    """Planning or finishing refuses the job (bad input): it fails with `result` (e.g. every
+    problem of an import) beside the message."""
+
+    def __init__(self, message: str, *, result: dict, code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.result = result
+
+
 def job_recovery_kind(kind: str, send: Callable[[int], object]) -> Kind:
     """The reaper's view of a chunked job kind: a running job is the reaper's business only
     while no chunk is open (being planned or finished); its chunks are looked after as chunks."""
@@ -197,7 +206,7 @@ def _job_advance(lease: Lease, work: ChunkedWork) -> None:
         except LeaseLost:
             return
         except DomainError as error:
-            _job_end(lease, str(error))
+            _job_end(lease, str(error), getattr(error, "result", None))
             return
         except Exception as error:
             log.exception("%s job %s failed", job.kind, job.pk)
@@ -298,16 +307,20 @@ def _chunk_fail(lease: Lease, chunk: JobChunk, message: str) -> None:
             _job_fail_open(Job.objects.filter(pk=chunk.job_id, status__in=OPEN), message)
 
 
-def _job_end(lease: Lease, message: str) -> None:
+def _job_end(lease: Lease, message: str, result: dict | None = None) -> None:
     with transaction.atomic():
-        _job_fail_open(Job.objects.filter(pk=lease.pk, attempts=lease.attempt), message)
+        _job_fail_open(Job.objects.filter(pk=lease.pk, attempts=lease.attempt), message, result)
 
 
-def _job_fail_open(job: QuerySet[Job], message: str) -> None:
+def _job_fail_open(job: QuerySet[Job], message: str, result: dict | None = None) -> None:
     """Fail the job (a filtered queryset of one) and cancel its chunks no worker has taken;
     running chunks see it at their next check."""
     job_ids = list(job.values_list("pk", flat=True))
-    if job.update(status=JobStatus.FAILED, message=message[:2000], finished_at=timezone.now()):
+    fields: dict[str, object] = {} if result is None else {"result": result}
+    failed = job.update(
+        status=JobStatus.FAILED, message=message[:2000], finished_at=timezone.now(), **fields
+    )
+    if failed:
         JobChunk.objects.filter(job_id__in=job_ids, status=JobStatus.QUEUED).update(
             status=JobStatus.CANCELLED
         )
@@ -331,6 +344,9 @@ def job_retry(*, job: Job) -> Job:
         fields.update(done=0, result={})
     if not reopened.update(**fields, heartbeat_at=timezone.now()):
         raise DomainError(_("Only a failed job can be retried."), code="not_ended")
+    if job.kind == "import":
+        # A failed import removed every case's files: it is planned again from the upload.
+        JobChunk.objects.filter(job_id=job.pk).delete()
     JobChunk.objects.filter(job_id=job.pk).exclude(status=JobStatus.DONE).update(
         status=JobStatus.QUEUED, heartbeat_at=timezone.now()
     )

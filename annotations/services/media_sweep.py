@@ -129,7 +129,8 @@ def _sweep_volumes(media: Path, report: SweepReport, open_notes: set[str]) -> No
         for path in Volume.objects.values_list("cache_path", flat=True)
         if path and len(Path(path).parts) > 1
     }
-    writing = {Path(note).name for note in open_notes}
+    # A note names the import's folder (volumes/<import>) or one case of it (…/<case>).
+    writing = {Path(note).parts[1] for note in open_notes if len(Path(note).parts) > 1}
     for entry in folder.iterdir():
         if entry.name in used or entry.name in writing:
             continue

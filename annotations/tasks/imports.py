@@ -20,8 +20,9 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotations.models import Benchmark, Family, Job, JobStatus
-from annotations.services.cases import gastricx_import_run, import_attempt_discard
+from annotations.services.cases import import_attempt_discard
 from annotations.services.errors import DomainError
+from annotations.services.gastricx_jobs import GASTRICX_IMPORT_WORK
 from annotations.services.images import import_work_dir
 from annotations.services.imports import (
     ImportFailed,
@@ -29,6 +30,7 @@ from annotations.services.imports import (
     ImportResult,
     benchmark_import_run,
 )
+from annotations.services.jobs import OPEN, job_start
 from annotations.services.recovery import (
     Kind,
     Lease,
@@ -53,7 +55,12 @@ def _import_jobs():
 @shared_task(name="annotations.benchmark_import")
 def benchmark_import_task(job_id: int) -> None:
     """Import the job's uploaded file as a benchmark; the job records the result, its
-    warnings, or every problem. Idempotent: only a queued job is claimed."""
+    warnings, or every problem. Idempotent: only a queued job is claimed. A Gastric-X import is
+    planned into a chunk per case that any worker takes (`services.gastricx_jobs`)."""
+    family = _import_jobs().filter(pk=job_id).values_list("params__family", flat=True).first()
+    if family == Family.GASTRICX:
+        job_start(job_id=job_id, work=GASTRICX_IMPORT_WORK)
+        return
     lease = lease_claim(_import_jobs().filter(status=JobStatus.QUEUED), job_id, status="running")
     if lease is None:
         return
@@ -69,7 +76,8 @@ register(
     Kind(
         name="import",
         rows=_import_jobs,
-        running=Q(status=JobStatus.RUNNING),
+        # A Gastric-X import with open chunks is looked after as chunks.
+        running=Q(status=JobStatus.RUNNING) & ~Q(chunks__status__in=OPEN),
         waiting=Q(status=JobStatus.QUEUED),
         requeue={"status": JobStatus.QUEUED},
         send=lambda pk: benchmark_import_task.delay(pk),
@@ -95,26 +103,15 @@ def _run(job: Job, lease: Lease) -> None:
     lease_update(lease, total=max(1, size // _PROGRESS_UNIT), done=0, result={})
     user = job.created_by
     try:
-        if params["family"] == Family.GASTRICX:
-            cases = _CaseCount(lease)
-            gastricx_import_run(
-                path=upload,
-                name=params["name"],
-                user=user,
-                progress=cases,
-                before_commit=lambda result: _finish(lease, result),
-                work_dir=work_dir,
-            )
-        else:
-            benchmark_import_run(
-                path=upload,
-                family=params["family"],
-                name=params["name"],
-                user=user,
-                progress=lambda state: _progress(lease, state, size),
-                work_dir=work_dir,
-                before_commit=lambda result: _finish(lease, result),
-            )
+        benchmark_import_run(
+            path=upload,
+            family=params["family"],
+            name=params["name"],
+            user=user,
+            progress=lambda state: _progress(lease, state, size),
+            work_dir=work_dir,
+            before_commit=lambda result: _finish(lease, result),
+        )
     except ImportFailed as error:
         _fail(lease, str(error), {**_problems(error), **error.report.as_result()})
     except DomainError as error:
@@ -149,18 +146,6 @@ def _progress(lease: Lease, state: ImportProgress, size: int) -> None:
     total = max(1, size // _PROGRESS_UNIT)
     done = int(total * state.fraction)
     lease_update(lease, done=done, result={"stage": state.stage, "items": state.items})
-
-
-class _CaseCount:
-    """Gastric-X progress: cases read, told one by one."""
-
-    def __init__(self, lease: Lease) -> None:
-        self.lease, self.cases = lease, 0
-
-    def __call__(self, n: int = 1) -> None:
-        self.lease.check()
-        self.cases += n
-        lease_update(self.lease, result={"stage": "reading", "items": self.cases})
 
 
 def _finish(lease: Lease, result: ImportResult) -> None:

@@ -1,15 +1,16 @@
-"""A chunk of a degradation or triage job, taken by any worker (see `services.jobs`)."""
+"""A chunk of a degradation, triage or Gastric-X import job, taken by any worker (see `services.jobs`)."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
 from annotations.services.degrade import DEGRADE_WORK
+from annotations.services.gastricx_jobs import GASTRICX_IMPORT_WORK
 from annotations.services.jobs import chunk_recovery_kind, chunk_run
 from annotations.services.recovery import register
 from annotations.services.triage import TRIAGE_WORK
 
-WORKS = {work.kind: work for work in (DEGRADE_WORK, TRIAGE_WORK)}
+WORKS = {work.kind: work for work in (DEGRADE_WORK, TRIAGE_WORK, GASTRICX_IMPORT_WORK)}
 
 
 @shared_task(name="annotations.job_chunk")

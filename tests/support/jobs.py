@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from annotations.models import Job, JobChunk, JobStatus
 from annotations.tasks.degrade import benchmark_degrade_task
+from annotations.tasks.imports import benchmark_import_task
 from annotations.tasks.jobs import job_chunk_task
 from annotations.tasks.triage import triage_benchmark_task
 
-TASKS = {"degrade": benchmark_degrade_task, "triage": triage_benchmark_task}
+TASKS = {
+    "degrade": benchmark_degrade_task,
+    "triage": triage_benchmark_task,
+    "import": benchmark_import_task,  # a Gastric-X import is planned into chunks
+}
 
 
 def run_chunks(job_id: int) -> list[int]:
