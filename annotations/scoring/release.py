@@ -45,9 +45,8 @@ from annotations.scoring.tasks import (
     BoxOutcome,
     ChoiceOutcome,
     ReportOutcome,
-    build_tasks_summary,
     issue_keys,
-    json_safe,
+    run_tasks_block,
 )
 
 __all__ = ["Release", "ReleaseError", "load_predictions", "load_release", "score"]
@@ -329,33 +328,21 @@ def score(
 ) -> dict[str, Any]:
     """`overall`, `tasks` and `task_details` as `run_model --out` writes them."""
     found = _collect(release, rows)
-    summary = build_tasks_summary(
+    tasks = run_tasks_block(
         vqa=found.vqa,
         classification=found.classification,
         label_sets=found.label_sets,
         reports=found.reports,
         localization=found.boxes,
-        slices=found.asked,
+        asked=found.asked,
+        on_slices=found.on_slices,
         retrieval=_ranks(found.pairs),
+        answered=found.answered,
         resamples=resamples,
         seed=seed,
     )
-    if found.on_slices:
-        by_slice = build_tasks_summary(localization=found.on_slices, resamples=resamples)
-        summary["localization"]["by_slice"] = {
-            name: by_slice["localization"][name] for name in ("mean_iou", "ap50")
-        }
-    summary["counts"] = {
-        "vqa": len(found.vqa),
-        "classification": len(found.classification),
-        "report_generation": len(found.reports),
-        "localization": len(found.boxes),
-        "retrieval": len(found.pairs),
-    }
-    summary["answered"] = found.answered
     overall = breakdown(found.records, ())["overall"]
     assert isinstance(overall, Score)
-    tasks = json_safe(summary)
     return {
         "overall": overall.accuracy if overall.n else None,
         "tasks": issue_keys(tasks),

@@ -86,6 +86,7 @@ __all__ = [
     "ReportOutcome",
     "build_tasks_summary",
     "issue_keys",
+    "run_tasks_block",
     "json_safe",
 ]
 
@@ -242,6 +243,50 @@ def _field_macro_f1(
         return _macro(true_codes[indices], predicted_codes[indices], n_labels, zero_division)
 
     return statistic
+
+
+def run_tasks_block(
+    *,
+    vqa: Sequence[ChoiceOutcome],
+    classification: Sequence[ChoiceOutcome],
+    label_sets: Mapping[str, Sequence[str]],
+    reports: Sequence[ReportOutcome],
+    localization: Sequence[BoxOutcome],
+    asked: Sequence[SliceOutcome],
+    on_slices: Sequence[BoxOutcome],
+    retrieval: CrossModalRanks | None,
+    answered: Mapping[str, int],
+    resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The `tasks` block of a run as `run_model --out` writes it: the scores per task, the
+    localization figures on the slices inside each box, how many items each task has and how many
+    were answered. One function for the run and the standalone scorer, so they cannot drift."""
+    summary = build_tasks_summary(
+        vqa=vqa,
+        classification=classification,
+        label_sets=label_sets,
+        reports=reports,
+        localization=localization,
+        slices=asked,
+        retrieval=retrieval,
+        resamples=resamples,
+        seed=seed,
+    )
+    if on_slices:
+        by_slice = build_tasks_summary(localization=on_slices, resamples=resamples)
+        summary["localization"]["by_slice"] = {
+            name: by_slice["localization"][name] for name in ("mean_iou", "ap50")
+        }
+    summary["counts"] = {
+        "vqa": len(vqa),
+        "classification": len(classification),
+        "report_generation": len(reports),
+        "localization": len(localization),
+        "retrieval": len(retrieval.report_to_case) if retrieval is not None else 0,
+    }
+    summary["answered"] = {task: answered[task] for task in TASK_KEYS}
+    return json_safe(summary)
 
 
 def _pooled_macro_f1(

@@ -19,13 +19,11 @@ from annotations.scoring.boxes import box_on_slice
 from annotations.scoring.coco import SliceOutcome, target_slices
 from annotations.scoring.retrieval import CrossModalRanks, cross_modal_ranks
 from annotations.scoring.tasks import (
-    TASK_KEYS,
     BoxOutcome,
     ChoiceOutcome,
     ReportOutcome,
-    build_tasks_summary,
     issue_keys,
-    json_safe,
+    run_tasks_block,
 )
 from annotations.selectors.runs import TASK_OF_KIND
 from annotations.services.runs.tasks import box_truth, label_field, report_kind
@@ -181,31 +179,19 @@ def run_tasks_summary(*, run: Run, resamples: int = TASK_RESAMPLES) -> dict[str,
     rows = _rows(run)
     found = _outcomes(rows.iterator(chunk_size=2000), _volume_sizes(rows))
     label_sets = _label_sets(run, found.classification)
-    summary = build_tasks_summary(
+    return run_tasks_block(
         vqa=found.vqa,
         classification=found.classification,
         label_sets=label_sets,
         reports=found.reports,
         localization=found.boxes,
-        slices=found.asked,
+        asked=found.asked,
+        on_slices=found.slices,
         retrieval=_ranks(found.pairs),
+        answered=found.answered,
         resamples=resamples,
         seed=run.seed,
     )
-    if found.slices:
-        by_slice = build_tasks_summary(localization=found.slices, resamples=resamples)
-        summary["localization"]["by_slice"] = {
-            name: by_slice["localization"][name] for name in ("mean_iou", "ap50")
-        }
-    summary["counts"] = {
-        "vqa": len(found.vqa),
-        "classification": len(found.classification),
-        "report_generation": len(found.reports),
-        "localization": len(found.boxes),
-        "retrieval": len(found.pairs),
-    }
-    summary["answered"] = {task: found.answered[task] for task in TASK_KEYS}
-    return json_safe(summary)
 
 
 def _volume_sizes(rows) -> dict[tuple[int, str], int]:
