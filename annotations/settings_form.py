@@ -13,7 +13,8 @@ SETTING_SHAPES = {"taxonomy": dict, "option_letters": list, "label_sets": dict}
 
 
 def as_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2)
+    # A list of letters reads best on one line; label sets and taxonomy one entry a line.
+    return json.dumps(value, ensure_ascii=False, indent=None if isinstance(value, list) else 2)
 
 
 class BenchmarkSettingsForm(forms.Form):

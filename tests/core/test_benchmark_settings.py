@@ -158,3 +158,20 @@ def test_releases_and_runs_after_a_change_use_the_new_settings(client, people, b
     assert (list(options.values()), gold) == (TNM, "C")
     html = client.get(reverse("benchmark-settings", args=[benchmark.name])).content.decode()
     assert "add the TNM set" in html
+
+
+def test_the_admin_shows_the_settings_but_cannot_send_them(client, benchmark):
+    from django.contrib.auth import get_user_model
+
+    root = get_user_model().objects.create_superuser("root", "root@example.org", "pw-root-1234")
+    client.force_login(root)
+    url = reverse("admin:annotations_benchmark_change", args=[benchmark.pk])
+    form = PageForm(client.get(url), "//form[@id='benchmark_form']")
+    for setting in ("label_sets", "option_letters", "taxonomy", "settings_version"):
+        assert setting not in form.form.inputs
+    form.set("description", "edited in the admin")
+    form.action = form.action or url  # the admin's form posts to its own page
+    assert form.submit(client).status_code == 302
+    benchmark.refresh_from_db()
+    assert benchmark.description == "edited in the admin"
+    assert (benchmark.label_sets, benchmark.settings_version) == ({"t": ["T1", "T2"]}, 1)
