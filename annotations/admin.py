@@ -33,7 +33,7 @@ class BenchmarkAdmin(admin.ModelAdmin):
     # Only the description and the pair blinding are settings of the admin.
     readonly_fields = (
         "name", "family", "taxonomy", "columns", "option_letters", "label_sets",
-        "settings_version", "created_by", "created_at",
+        "item_count", "settings_version", "created_by", "created_at",
     )  # fmt: skip
 
     def has_add_permission(self, request) -> bool:
