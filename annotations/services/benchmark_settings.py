@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotations.models import (
     COLUMN_FIELDS,
@@ -43,7 +44,7 @@ class SettingsRefused(DomainError):
 def _named(ids: list[int]) -> str:
     shown = ", ".join(f"#{pk}" for pk in ids[:SHOWN_ITEMS])
     more = len(ids) - SHOWN_ITEMS
-    return f"{shown} and {more} more" if more > 0 else shown
+    return _("%(shown)s and %(more)d more") % {"shown": shown, "more": more} if more > 0 else shown
 
 
 def _label_field(item: Item) -> str:
@@ -54,9 +55,11 @@ def _check_label_sets(benchmark: Benchmark, before: dict, after: dict) -> str:
     changed = {name for name in set(before) | set(after) if before.get(name) != after.get(name)}
     for name, labels in after.items():
         if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
-            raise DomainError(f"label set {name!r} must be a list of non-empty labels")
+            raise DomainError(
+                _("Label set %(name)s must be a list of non-empty labels.") % {"name": name}
+            )
         if len(set(labels)) != len(labels):
-            raise DomainError(f"label set {name!r} names a label twice")
+            raise DomainError(_("Label set %(name)s names a label twice.") % {"name": name})
     if not changed:
         return ""
     # A set that was missing lettered nothing (runs and releases refuse items without one):
@@ -70,23 +73,31 @@ def _check_label_sets(benchmark: Benchmark, before: dict, after: dict) -> str:
     if used:
         names = ", ".join(sorted(name for name in changed - added if users[name]))
         raise SettingsRefused(
-            f"the label sets {names} are used by {len(used)} items ({_named(used)}): "
-            "changing them would re-letter their options and gold answers",
+            _(
+                "The label sets %(names)s are used by %(count)d items (%(items)s): changing them "
+                "would re-letter their options and gold answers."
+            )
+            % {"names": names, "count": len(used), "items": _named(used)},
             items=used,
         )
     lettered = sorted(pk for name in added for pk in users[name])
     if lettered:
-        return (
-            f"{len(lettered)} items ({_named(lettered)}) are lettered by the added sets "
-            f"{', '.join(sorted(added))} from now on"
-        )
-    return f"label sets changed: {', '.join(sorted(changed))}; no item uses them"
+        return _(
+            "%(count)d items (%(items)s) are lettered by the added sets %(names)s from now on."
+        ) % {
+            "count": len(lettered),
+            "items": _named(lettered),
+            "names": ", ".join(sorted(added)),
+        }
+    return _("Label sets changed: %(names)s; no item uses them.") % {
+        "names": ", ".join(sorted(changed))
+    }
 
 
 def _check_option_letters(benchmark: Benchmark, after: list) -> str:
     expected = [chr(ord("A") + i) for i in range(len(after))]
     if after != expected or not 2 <= len(after) <= 26:
-        raise DomainError("option letters must run from A without gaps (A, B, C, …), 2 to 26")
+        raise DomainError(_("Option letters must run from A without gaps (A, B, C, …), 2 to 26."))
     longer = [
         item.pk
         for item in benchmark.items.exclude(kind=ItemKind.LABEL)
@@ -96,16 +107,19 @@ def _check_option_letters(benchmark: Benchmark, after: list) -> str:
     ]
     if longer:
         raise SettingsRefused(
-            f"{len(longer)} items ({_named(longer)}) have more than {len(after)} options",
+            _("%(count)d items (%(items)s) have more than %(letters)d options.")
+            % {"count": len(longer), "items": _named(longer), "letters": len(after)},
             items=longer,
         )
-    return f"items may now have up to {len(after)} options"
+    return _("Items may now have up to %(letters)d options.") % {"letters": len(after)}
 
 
 def _check_taxonomy(benchmark: Benchmark, after: dict) -> str:
     for name, values in after.items():
         if not isinstance(values, list) or not all(isinstance(x, str) for x in values):
-            raise DomainError(f"taxonomy field {name!r} must be a list of values")
+            raise DomainError(
+                _("Taxonomy field %(name)s must be a list of values.") % {"name": name}
+            )
     outside: list[int] = []
     for name, values in after.items():
         column = COLUMN_FIELDS.get(name, name)
@@ -120,7 +134,8 @@ def _check_taxonomy(benchmark: Benchmark, after: dict) -> str:
     if outside:
         ids = sorted(set(outside))
         raise SettingsRefused(
-            f"{len(ids)} items ({_named(ids)}) carry taxonomy values the new taxonomy drops",
+            _("%(count)d items (%(items)s) carry taxonomy values the new taxonomy drops.")
+            % {"count": len(ids), "items": _named(ids)},
             items=ids,
         )
     return ""
@@ -137,18 +152,20 @@ def benchmark_settings_change(
     one revision per setting that actually changes. Nothing is written if anything is refused."""
     fixed = sorted(set(changes) & set(FIXED_SETTINGS))
     if fixed:
-        raise DomainError(f"{', '.join(fixed)} cannot be changed after the import")
+        raise DomainError(
+            _("%(names)s cannot be changed after the import.") % {"names": ", ".join(fixed)}
+        )
     unknown = sorted(set(changes) - set(EDITABLE_SETTINGS))
     if unknown:
-        raise DomainError(f"unknown settings: {', '.join(unknown)}")
+        raise DomainError(_("Unknown settings: %(names)s.") % {"names": ", ".join(unknown)})
     reason = (reason or "").strip()
     if not reason:
-        raise DomainError("say why the settings change")
+        raise DomainError(_("Say why the settings change."))
     with transaction.atomic():
         current = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
         if current.settings_version != expected_version:
             raise ConflictError(
-                "the settings changed since this page was loaded; reload and redo the change",
+                _("The settings changed since this page was loaded: reload and redo the change."),
                 current_version=current.settings_version,
             )
         changed = {
@@ -159,19 +176,19 @@ def benchmark_settings_change(
         consequences: dict[str, str] = {}
         if "label_sets" in changed:
             if not isinstance(changed["label_sets"], dict):
-                raise DomainError("label sets must map a field to its labels")
+                raise DomainError(_("Label sets must map a field to its labels."))
             consequences["label_sets"] = _check_label_sets(
                 current, current.label_sets or {}, changed["label_sets"]
             )
         if "option_letters" in changed:
             if not isinstance(changed["option_letters"], list):
-                raise DomainError("option letters must be a list")
+                raise DomainError(_("Option letters must be a list."))
             consequences["option_letters"] = _check_option_letters(
                 current, changed["option_letters"]
             )
         if "taxonomy" in changed:
             if not isinstance(changed["taxonomy"], dict):
-                raise DomainError("the taxonomy must map a field to its values")
+                raise DomainError(_("The taxonomy must map a field to its values."))
             consequences["taxonomy"] = _check_taxonomy(current, changed["taxonomy"])
         version = current.settings_version + 1
         revisions = [
