@@ -122,12 +122,14 @@ def case_box_ids_visible_to(user: Any, case: Case, *, item_blinded: bool = False
 
 def _boxes_blinded(user: Any) -> Q | Combinable:
     """Boxes of other people that `user` may not see now (the rule of `boxes_visible_to`).
-    The case is the unit of blinding: while any item of a case is unsettled with the user among
-    its reviewers (even after their own review is in), the others' boxes on it stay hidden, as
-    the case's counts do (selectors.cases)."""
-    blinded_items = Item.objects.filter(
-        items_blinded_for(user) | Q(case__in=cases_in_review_by(user))
-    )
+    The case is the unit of blinding: while an item of a case the user reviews still waits for
+    a review (their own or another's: `item_visibility` hides the other reviews until every one
+    is in), the others' boxes anywhere in the case stay hidden."""
+    awaiting = Assignment.objects.filter(item=OuterRef("pk"), completed_at__isnull=True)
+    cases_awaiting = Item.objects.filter(
+        Exists(awaiting), assignments__reviewer=user, case__isnull=False
+    ).values("case_id")
+    blinded_items = Item.objects.filter(items_blinded_for(user) | Q(case__in=cases_awaiting))
     on_case = Exists(blinded_items.filter(case=OuterRef("volume__case")))
     on_image = Exists(
         ItemImage.objects.filter(image=OuterRef("image"), item__in=blinded_items)

@@ -81,3 +81,17 @@ def test_a_baseline_clinician_sees_no_target_box_on_the_case_page_or_the_api(
     for volume in small_case.volumes.all():
         assert target not in _api_boxes(clinician, volume)
     assert target in _api_boxes(people["curator"], Box.objects.get(pk=target).volume)
+
+
+def test_once_every_review_of_the_case_is_in_its_reviewers_see_each_others_boxes(
+    client, small_case, people
+):
+    alice, bob = people["reviewer"], people["reviewer2"]
+    volume, bobs = _bob_draws(small_case, people)
+    for item in Item.objects.filter(case=small_case):
+        for person in (alice, bob):
+            review_submit(item=item, reviewer=person, verdict="accept", version=item.version)
+    # As their reviews are (item_visibility), the boxes are readable once every review is in.
+    assert bobs.pk in _api_boxes(alice, volume)
+    client.force_login(alice)
+    assert bobs.pk in _viewer_boxes(client.get(reverse("case", args=[small_case.pk])))
