@@ -29,14 +29,21 @@ class BenchmarkAdmin(admin.ModelAdmin):
     search_fields = ("name",)
     # What letters and answers mean (label sets, option letters, columns, taxonomy) is set by
     # the import and read by every run and release: never edited here, silently and without a
-    # revision. Only the description and the pair blinding are settings of the admin.
+    # revision; they change on the benchmark's settings page (services/benchmark_settings.py).
+    # Only the description and the pair blinding are settings of the admin.
     readonly_fields = (
         "name", "family", "taxonomy", "columns", "option_letters", "label_sets",
-        "created_by", "created_at",
+        "item_count", "settings_version", "created_by", "created_at",
     )  # fmt: skip
 
     def has_add_permission(self, request) -> bool:
         return False  # a benchmark is made by an import
+
+
+@admin.register(models.BenchmarkRevision)
+class BenchmarkRevisionAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("benchmark", "version", "setting", "author", "created_at")
+    list_filter = ("benchmark",)
 
 
 class IndicatorInline(ReadOnly, admin.TabularInline):

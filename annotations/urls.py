@@ -4,6 +4,7 @@ from django.urls import path
 
 from annotations.views import adjudication as adjudication_views
 from annotations.views import agreement as agreement_views
+from annotations.views import benchmark_settings as settings_views
 from annotations.views import benchmarks as benchmark_views
 from annotations.views import cases as case_views
 from annotations.views import core, imports, item_edit
@@ -24,6 +25,11 @@ urlpatterns = [
     path("benchmarks/import/", imports.benchmark_import, name="benchmark-import"),
     path("benchmarks/<slug:name>/", benchmark_views.benchmark_hub, name="benchmark"),
     path("benchmarks/<slug:name>/pool/", pool_views.pool_set, name="pool-set"),
+    path(
+        "benchmarks/<slug:name>/settings/",
+        settings_views.benchmark_settings,
+        name="benchmark-settings",
+    ),
     path("benchmarks/<slug:name>/draw/", pool_views.pool_draw, name="pool-draw"),
     path("benchmarks/<slug:name>/top-up/", pool_views.draw_top_up, name="draw-top-up"),
     path("jobs/", job_views.job_list, name="jobs"),

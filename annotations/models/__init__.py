@@ -1,4 +1,4 @@
-from .benchmark import Benchmark, Case, Family, Indicator
+from .benchmark import Benchmark, BenchmarkRevision, Case, Family, Indicator
 from .draw import Draw, DrawStratum
 from .imaging import Box, BoxLabel, BoxRevision, BoxState, Image, Phase, Volume
 from .item import (
@@ -50,6 +50,7 @@ __all__ = [
     "AdjudicationChoice",
     "Assignment",
     "Benchmark",
+    "BenchmarkRevision",
     "Box",
     "BoxLabel",
     "BoxRevision",

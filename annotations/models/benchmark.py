@@ -47,12 +47,43 @@ class Benchmark(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Bumped by every change of the settings below (services/benchmark_settings.py), so that a
+    # change made on a stale page is a conflict, never an overwrite.
+    settings_version = models.PositiveIntegerField(default=1)
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+
+class BenchmarkRevision(models.Model):
+    """One change of a benchmark setting (taxonomy, option letters, label sets): who, when, why,
+    from what to what, and what it does to the benchmark's items."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField()  # the settings version this change made
+    setting = models.CharField(max_length=40)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    reason = models.TextField()
+    consequence = models.TextField(blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark", "-version", "setting"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark", "version", "setting"], name="benchmark_revision_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark_id} v{self.version} {self.setting}"
 
 
 class Case(models.Model):

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Prefetch, Q
+from django.db.models import Prefetch
 
 from annotations.formats.gastricx import REPORT_KINDS
 from annotations.models import Box, Case, Item, ItemKind, Volume
+from annotations.selectors import visibility
 from annotations.selectors.cases import phase_sorted
 
 
@@ -51,11 +52,6 @@ def case_panel_data(item: Item, *, user: Any, gold: bool, blinded: bool) -> Case
         for kind in REPORT_KINDS
         if current.get(kind) or case.reports.get(kind)
     }
-    where = Q(volume__case=case)
-    if case.endoscopy_image_id is not None:
-        where |= Q(image_id=case.endoscopy_image_id)
-    visible = Box.objects.filter(where)
-    if blinded:
-        visible = visible.filter(Q(source="imported") | Q(author=user))
-    data.box_ids = set(visible.values_list("pk", flat=True))
+    # The one rule of selectors.visibility: the case's blinding, then the item's own.
+    data.box_ids = visibility.case_box_ids_visible_to(user, case, item_blinded=blinded)
     return data

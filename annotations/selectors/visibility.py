@@ -107,17 +107,29 @@ def boxes_visible_to(user: Any, queryset: QuerySet[Box] | None = None) -> QueryS
     return boxes.exclude(_boxes_blinded(user))
 
 
-def case_box_ids_visible_to(user: Any, case: Case) -> set[int]:
-    """Ids of the boxes of `case` (its volumes and endoscopy image) that `user` may see."""
+def case_box_ids_visible_to(user: Any, case: Case, *, item_blinded: bool = False) -> set[int]:
+    """Ids of the boxes of `case` (its volumes and endoscopy image) that `user` may see; with
+    `item_blinded` (a page of an item whose other reviews the user may not read) only imported
+    boxes and their own, whatever the rest of the case allows."""
     where = Q(volume__case=case)
     if case.endoscopy_image_id is not None:
         where |= Q(image_id=case.endoscopy_image_id)
-    return set(boxes_visible_to(user, Box.objects.filter(where)).values_list("pk", flat=True))
+    boxes = boxes_visible_to(user, Box.objects.filter(where))
+    if item_blinded:
+        boxes = boxes.filter(Q(source="imported") | Q(author=user))
+    return set(boxes.values_list("pk", flat=True))
 
 
 def _boxes_blinded(user: Any) -> Q | Combinable:
-    """Boxes of other people that `user` may not see now (the rule of `boxes_visible_to`)."""
-    blinded_items = Item.objects.filter(items_blinded_for(user))
+    """Boxes of other people that `user` may not see now (the rule of `boxes_visible_to`).
+    The case is the unit of blinding: while an item of a case the user reviews still waits for
+    a review (their own or another's: `item_visibility` hides the other reviews until every one
+    is in), the others' boxes anywhere in the case stay hidden."""
+    awaiting = Assignment.objects.filter(item=OuterRef("pk"), completed_at__isnull=True)
+    cases_awaiting = Item.objects.filter(
+        Exists(awaiting), assignments__reviewer=user, case__isnull=False
+    ).values("case_id")
+    blinded_items = Item.objects.filter(items_blinded_for(user) | Q(case__in=cases_awaiting))
     on_case = Exists(blinded_items.filter(case=OuterRef("volume__case")))
     on_image = Exists(
         ItemImage.objects.filter(image=OuterRef("image"), item__in=blinded_items)

@@ -105,6 +105,8 @@ def hub_actions(user: Any, hub: hub_selectors.Hub, *, gold_visible: bool) -> lis
             curate.append(Action(_("Releases"), url, note, key="releases"))
             url = reverse("release-new", args=[name])
             curate.append(Action(_("New release"), url, key="release-new"))
+        url = reverse("benchmark-settings", args=[name])
+        curate.append(Action(_("Settings and their history"), url, key="settings"))
         curate.append(Action(_("Background jobs"), reverse("jobs"), key="jobs"))
     groups = [
         ActionGroup(_("Review"), review),

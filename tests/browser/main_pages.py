@@ -23,6 +23,7 @@ def main_pages(tmp_path) -> dict[str, tuple[str, str]]:
     pages = build_world(tmp_path)
     pages |= {
         "jobs": ("dave", reverse("jobs")),
+        "benchmark settings": ("dave", reverse("benchmark-settings", args=["rv"])),
         "not found": ("alice", "/no-such-page/"),
         "refused": ("alice", reverse("runs")),
     }

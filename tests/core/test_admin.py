@@ -28,6 +28,7 @@ READ_ONLY = [
     models.Prediction,
     models.GradingSession,
     models.Grade,
+    models.BenchmarkRevision,
 ]
 
 pytestmark = pytest.mark.django_db
