@@ -44,7 +44,12 @@ const FIRST_EDIT_FIELD =
 function setMode(form, mode) {
   form.dataset.mode = mode;
   disarm(form);
-  if (mode === "edit") form.querySelector(FIRST_EDIT_FIELD)?.focus();
+  if (mode === "edit") {
+    // Beside a CT the decision side scrolls by itself: bring the whole edit panel into it,
+    // not only its first field (a 3D box's z row would stay below the fold at 1024×768).
+    if (form.closest(".review-side")) form.scrollIntoView({ block: "nearest" });
+    form.querySelector(FIRST_EDIT_FIELD)?.focus({ preventScroll: Boolean(form.closest(".review-side")) });
+  }
   if (mode === "reject") form.querySelector("input[name=reason]")?.focus();
   if (mode === "view") document.activeElement?.blur();
 }
