@@ -83,10 +83,9 @@ def test_a_grader_grades_a_ct_report_with_its_ct_in_view(page, live_server, logi
     page.keyboard.press("Escape")
     page.locator("label:has(input[name=left_overall][value='4'])").click()
     page.locator("label:has(input[name=right_overall][value='3'])").click()
-    screenshot(page, "grading_ct_report")
-    shutil.copyfile(Path("var/screenshots/grading_ct_report.png"), DOCS / "grading-ct-report.png")
+    shutil.copyfile(screenshot(page, "grading_ct_report"), DOCS / "grading-ct-report.png")
     page.click("#grade-form button[type=submit]")
-    page.wait_for_selector("text=Nothing left to grade in this session")
+    expect(page.get_by_text("Nothing left to grade in this session")).to_be_visible()
 
     grade = Grade.objects.get(grader=people["reviewer"])
     assert grade.item == report and grade.preference == "left"
