@@ -54,6 +54,14 @@ def left_item(page, work: str, item) -> None:
         errors = page.locator(".work-error")
         raise AssertionError(errors.first.inner_text() if errors.count() else "no move") from None
     expect(page.locator(f"{work}[data-item='{item.pk}']")).to_have_count(0)
+    served(page)
+
+
+def served(page) -> None:
+    """The live server has answered every request of the page (a CT page streams slices):
+    only then does the test read the database, whose in-memory SQLite locks a table while the
+    server's thread reads it ("database table is locked")."""
+    page.wait_for_load_state("networkidle")
 
 
 def review_decide(page, kind: str, action: str, *, value=None) -> None:

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotations.models import Adjudication, Assignment, Item, Review
-from tests.browser.decide import adjudicate, left_item, open_adjudication
+from tests.browser.decide import adjudicate, left_item, open_adjudication, served
 from tests.browser.review_worlds import EDITABLE, KINDS, PAIR, disputed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -108,6 +108,7 @@ def test_a_take_by_key_asks_for_the_same_key_again(page, live_server, login, tmp
     page.keyboard.press(f"{shift}KeyB")  # another key: now B is asked for, A let go
     expect(form).to_have_attribute("data-armed", "b")
     expect(page.locator("[data-take-for=a]")).to_be_hidden()
+    served(page)
     assert not Adjudication.objects.filter(item=item).exists()
 
     page.keyboard.press(f"{shift}KeyB")

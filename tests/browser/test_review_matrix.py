@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from annotations.models import RejectReason, Review, ReviewChange
 from annotations.services.pair_review import pair_review_submit
 from annotations.services.review import review_submit
-from tests.browser.decide import left_item, open_review, review_decide
+from tests.browser.decide import left_item, open_review, review_decide, served
 from tests.browser.review_worlds import CORRECTED, EDITABLE, KINDS, PAIR, world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -68,6 +68,7 @@ def test_a_reviewer_changes_a_verdict_on_the_page(page, live_server, login, tmp_
     expect(page.locator("[data-changing]")).to_be_visible()
     review_decide(page, kind, "edit" if kind in EDITABLE else "reject")
     expect(page.locator("[data-review-notice]")).to_contain_text("Your verdict is changed.")
+    served(page)
 
     review = Review.objects.get(item=item, reviewer=alice)
     assert ReviewChange.objects.get(review=review).verdict == "accept"
@@ -88,6 +89,7 @@ def test_a_reviewer_withdraws_a_verdict_on_the_page(page, live_server, login, tm
     expect(page.locator("[data-review-notice]")).to_contain_text("Your verdict is withdrawn.")
     # The item is mine to decide again, on the same page.
     expect(page.locator("[data-review-form] button[data-verdict=accept]")).to_be_visible()
+    served(page)
     assert not Review.objects.filter(item=item, reviewer=alice).exists()
 
 
@@ -107,4 +109,5 @@ def test_a_reviewer_withdraws_a_pair_judgement_on_the_pair_page(page, live_serve
     page.click("[data-pair-withdraw] button[type=submit]")
     expect(page.locator("[data-pair-form]")).to_be_visible()
     expect(page.locator("[data-pair-withdraw]")).to_have_count(0)
+    served(page)
     assert not Review.objects.filter(item=item, reviewer=alice).exists()
