@@ -22,6 +22,7 @@ from playwright.sync_api import expect
 
 from annotations.models import Grade, Item, ItemStatus
 from annotations.tasks import imports as import_tasks
+from annotations.tasks import jobs as job_tasks
 from annotations.tasks import releases as release_tasks
 from tests.browser.conftest import nav
 from tests.browser.decide import adjudicate, fill_correction, left_item
@@ -47,6 +48,8 @@ def workers(monkeypatch):
     monkeypatch.setattr(
         import_tasks.benchmark_import_task, "delay", import_tasks.benchmark_import_task
     )
+    # A Gastric-X import is planned into one chunk per case, each taken by a worker.
+    monkeypatch.setattr(job_tasks.job_chunk_task, "delay", job_tasks.job_chunk_task)
     monkeypatch.setattr(release_tasks.release_build_task, "delay", release_tasks.release_build_task)
 
 
