@@ -3,14 +3,14 @@ twins behind a cliff, their CSV rows, and two runs side by side."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from annotations.charts import reliability_chart
 from annotations.formats.cells import is_formula_like
 from annotations.models import Family, Item, Prediction, Run
 from annotations.scoring.calibration import METRICS
-from annotations.scoring.cliffs import Triple, twin_triples
+from annotations.scoring.cliffs import CliffRule, Triple, twin_triples
 
 LEVELS = ("clean", "mild", "severe")
 BREAKDOWNS = ("severity", "degradation_type", "modality", "source", "capability")
@@ -276,7 +276,10 @@ def cliffs_csv_rows(run: Run) -> list[list[Any]]:
 def cliff_rule_line(run: Run) -> str:
     view = run_cliffs(run)
     rule = view.rule if view else {}
-    return "; ".join(f"{key}={value}" for key, value in rule.items())
+    # In the rule's own order: PostgreSQL's jsonb keeps a stored dict's keys in an order of its own.
+    order = [f.name for f in fields(CliffRule)]
+    keys = sorted(rule, key=lambda key: order.index(key) if key in order else len(order))
+    return "; ".join(f"{key}={rule[key]}" for key in keys)
 
 
 # --- two runs side by side ------------------------------------------------------------------
