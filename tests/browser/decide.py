@@ -67,10 +67,13 @@ def served(page) -> None:
 def review_decide(page, kind: str, action: str, *, value=None) -> None:
     """accept, edit (to `value`, else the kind's first correction) or reject."""
     form = "[data-review-form]"
+    # A full page (a Gastric-X item, a changed verdict) decides only once review.js has run.
+    page.wait_for_load_state("load")
     if action == "accept":
         page.click(f"{form} button[data-verdict=accept]")
     elif action == "edit":
         page.click(f"{form} .verdicts [data-mode-set=edit]")
+        expect(page.locator(form)).to_have_attribute("data-mode", "edit")
         fill_correction(page, form, kind, value if value is not None else CORRECTED[kind][0])
         page.click(f"{form} button[data-verdict=edit]")
     elif action == "reject":
