@@ -87,10 +87,12 @@ def review_decide(page, kind: str, action: str, *, value=None) -> None:
 def adjudicate(page, kind: str, action: str, *, value=None) -> None:
     """take_a, take_b, new (a version of its own) or reject, by clicking."""
     form = "[data-adjudicate-form]"
+    page.wait_for_load_state("load")  # the buttons fill `choice` through review.js
     if action in ("take_a", "take_b"):
         page.click(f"{form} .verdicts [data-choice={action[-1]}]")
     elif action == "new":
         page.click(f"{form} .verdicts [data-mode-set=edit]")
+        expect(page.locator(form)).to_have_attribute("data-mode", "edit")
         fill_correction(page, form, kind, value)
         page.click(f"{form} button.edit-only[data-choice=new]")
     elif action == "reject":
