@@ -79,3 +79,29 @@ assert "annotations.tasks.releases" in sys.modules
         timeout=300,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_the_embedded_broker_takes_a_message_without_a_warning(tmp_path):
+    # `make run`'s default broker (kombu's file system) got a "No hostname was supplied" warning
+    # on every message; the message lands in the queue folder.
+    probe = """
+import django
+django.setup()
+from annotations.services import dispatch
+dispatch.send(dispatch.RELEASE_BUILD, 5)
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "DATABASE_URL"))}
+    env.update(
+        DJANGO_SETTINGS_MODULE="clinreview.settings", PYTHONPATH=str(ROOT), VAR_DIR=str(tmp_path)
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "hostname" not in result.stderr, result.stderr
+    assert len(list((tmp_path / "celery-broker" / "queue").iterdir())) == 1
