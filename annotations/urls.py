@@ -87,6 +87,7 @@ urlpatterns = [
         name="run-calibration-csv",
     ),
     path("runs/<int:pk>/cliffs.csv", run_calibration_views.run_cliffs_csv, name="run-cliffs-csv"),
+    path("runs/<int:pk>/results.json", run_calibration_views.run_results_json, name="run-results"),
     path("runs/<int:pk>/cliffs/", run_calibration_views.run_cliff_items, name="run-cliff-items"),
     path("runs/<int:pk>/compare/", run_calibration_views.run_compare, name="run-compare"),
     path("runs/<int:pk>/reassign/", baseline_views.baseline_reassign, name="baseline-reassign"),

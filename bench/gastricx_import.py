@@ -38,7 +38,7 @@ def setup_django(folder: Path) -> dict[str, str]:
         "DATABASE_URL": f"sqlite:///{folder / 'bench.sqlite3'}",
         "MEDIA_ROOT": str(folder / "media"),
         "VAR_DIR": str(folder),
-        "CELERY_BROKER_URL": "filesystem://",
+        "CELERY_BROKER_URL": "filesystem://localhost/",
         "CELERY_BROKER_DIR": str(folder / "broker"),
         "CELERY_QUEUE": "bench",
         "DJANGO_SETTINGS_MODULE": "clinreview.settings",

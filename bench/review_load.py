@@ -50,7 +50,7 @@ def environment(args, folder: Path) -> dict[str, str]:
     return {
         **os.environ,
         "DATABASE_URL": args.database_url or f"sqlite:///{folder / 'bench.sqlite3'}",
-        "CELERY_BROKER_URL": args.broker_url or f"filesystem://{folder / 'broker'}",
+        "CELERY_BROKER_URL": args.broker_url or "filesystem://localhost/",
         "VAR_DIR": str(folder),
         "MEDIA_ROOT": str(folder / "media"),
         "DEBUG": "0",

@@ -263,7 +263,8 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Celery: a broker that needs no server by default (kombu's file-system transport).
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+# "localhost": the transport ignores it, and kombu warns on every connection without a host.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://localhost/")
 CELERY_BROKER_DIR = Path(env_str("CELERY_BROKER_DIR", str(VAR_DIR / "celery-broker")))
 if CELERY_BROKER_URL.startswith("filesystem"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -8,7 +8,6 @@ and sizes in the reports come from the boxes and the voxel spacing.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +22,7 @@ from annotations.imaging.synthct import (
     write_synthetic_series,
 )
 from demo.gastricx_text import (
+    CaseFacts,
     case_indicators,
     case_reports,
     case_vqa,
@@ -32,18 +32,6 @@ from demo.gastricx_text import (
 CT_SHAPE = (32, 256, 256)  # (z, y, x)
 CT_SPACING = (0.78, 0.78, 5.0)  # (x, y, z) mm
 _GASTRICX_FAMILY = 3
-
-
-@dataclass(frozen=True)
-class CaseFacts:
-    """What the phantom shows for one case, in the terms the reports and questions use."""
-
-    case_id: str
-    tnm: str
-    tumor_size_mm: tuple[float, float, float]
-    node_count: int
-    node_short_axis_mm: float
-    boxes: list[dict[str, object]]
 
 
 def write_gastricx_cases(

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 
 from demo.content import shuffle_options
 
-if TYPE_CHECKING:
-    from demo.gastricx import CaseFacts
+
+@dataclass(frozen=True)
+class CaseFacts:
+    """What the phantom shows for one case, in the terms the reports and questions use."""
+
+    case_id: str
+    tnm: str
+    tumor_size_mm: tuple[float, float, float]
+    node_count: int
+    node_short_axis_mm: float
+    boxes: list[dict[str, object]]
+
 
 _NAMES = ("ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE", "TEN")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
@@ -15,6 +16,7 @@ from annotations.selectors import runs as run_selectors
 from annotations.selectors import visibility
 from annotations.services import runs as run_services
 from annotations.services.errors import DomainError
+from annotations.services.runs.results import run_results
 
 
 class ScoreSerializer(serializers.Serializer):
@@ -123,6 +125,20 @@ class RunDetailApi(APIView):
         run = visibility.get_run_for_user_or_404(request.user, pk, run_selectors.run_list())
         visibility.check_gold_visible(request.user, run.benchmark_id)
         return Response(self.OutputSerializer(run).data)
+
+
+class RunResultsApi(APIView):
+    """The run's scores and every prediction (reply, readings, hit, confidence, parsed box or
+    ranks), as `run_model --out` writes them; `python -m annotations.scoring RELEASE_DIR FILE`
+    prints the same scores from it (docs/releases.md)."""
+
+    permission_classes = [HasRole.of(CURATOR)]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, pk: int):
+        run = visibility.get_run_for_user_or_404(request.user, pk, run_selectors.run_list())
+        visibility.check_gold_visible(request.user, run.benchmark_id)
+        return Response(run_results(run))
 
 
 class RunCancelApi(APIView):

@@ -40,6 +40,7 @@ urlpatterns = [
     path("boxes/<int:pk>/restore/", case_api.BoxRestoreApi.as_view(), name="api-box-restore"),
     path("runs/", run_apis.RunListCreateApi.as_view(), name="api-runs"),
     path("runs/<int:pk>/", run_apis.RunDetailApi.as_view(), name="api-run"),
+    path("runs/<int:pk>/results/", run_apis.RunResultsApi.as_view(), name="api-run-results"),
     path("runs/<int:pk>/cancel/", run_apis.RunCancelApi.as_view(), name="api-run-cancel"),
     path("runs/<int:pk>/retry/", run_apis.RunRetryApi.as_view(), name="api-run-retry"),
     path(

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 from django.conf import settings
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from annotations.imaging import ct
 from annotations.imaging.chunks import ChunkedVolume
@@ -91,11 +92,7 @@ def gastricx_cases(user, benchmark=None) -> QuerySet[Case]:
             n_curated=Count(
                 "items", filter=Q(items__status__in=["agreed", "adjudicated"]), distinct=True
             ),
-            n_boxes=Count(
-                "volumes__boxes",
-                filter=~Q(volumes__boxes__state__in=Box.LEFT_OUT) & _box_counted(user),
-                distinct=True,
-            ),
+            n_boxes=_boxes_counted(user),
         )
         .order_by("benchmark__name", "case_id")
     )
@@ -116,13 +113,15 @@ def _blinded_cases(user) -> QuerySet:
     ).values("case_id")
 
 
-def _box_counted(user) -> Q:
-    # In a blinded case only the boxes the user sees: imported ones and their own.
-    return (
-        Q(volumes__boxes__source="imported")
-        | Q(volumes__boxes__author=user)
-        | ~Q(pk__in=_blinded_cases(user))
+def _boxes_counted(user) -> Coalesce:
+    """The number of a case's CT boxes `user` sees, by the rule that shows them
+    (`visibility.boxes_visible_to`): a count must not tell what the page hides, neither the
+    other reviewers' boxes in a blinded case nor the imported ones during a human baseline."""
+    seen = visibility.boxes_visible_to(
+        user, Box.objects.filter(volume__case=OuterRef("pk")).exclude(state__in=Box.LEFT_OUT)
     )
+    counted = seen.order_by().values("volume__case").annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
 
 
 def case_page(case: Case, user) -> CasePage:

@@ -116,6 +116,14 @@ def signed_points(value: float | None) -> str:
 
 
 @register.filter
+def points(value: float | None, digits: int = 0) -> str:
+    """A threshold on a change of a proportion, in percentage points: 0.10 -> "10 pp"."""
+    if value is None or value == "":
+        return "—"
+    return f"{number_format(round(float(value) * 100, digits), decimal_pos=digits)} pp"
+
+
+@register.filter
 def drop_points(value: float | None) -> str:
     """A drop of accuracy shown as the change it is: a drop of 0.405 -> "−40.5 pp"."""
     if value is None or value == "":

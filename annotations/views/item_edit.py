@@ -17,6 +17,7 @@ from annotations.selectors import visibility
 from annotations.services import review as review_services
 from annotations.services.errors import ConflictError, DomainError
 from annotations.services.item_content import label_set
+from annotations.views.case_panel import case_panel_context
 from annotations.views.content import kind_draft, posted_content, posted_item_content
 
 PAGE = "annotations/item_edit.html"
@@ -63,6 +64,10 @@ def _page(request, item: Item, *, draft: dict, version: int, status: int = 200, 
         "label_choices": label_set(item) if item.kind == "label" else [],
         "version": version,
         "editable": item.status in review_services.EDITABLE_STATUSES,
+        # A case's item is corrected with its case in view: the CT (a box is redrawn there and
+        # "Use the box selected in the viewer" fills the form), the endoscopy and the reports.
+        # The curator sees the gold (`_item` checked it) and every reviewer's boxes.
+        "case_panel": case_panel_context(request, item, gold=True, others_visible=True),
         **extra,
     }
     return render(request, PAGE, context, status=status)

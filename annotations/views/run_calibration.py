@@ -1,10 +1,11 @@
-"""A run's calibration and cliffs: CSV exports, the twins behind a cliff, two runs compared."""
+"""A run's downloads (scores and predictions as JSON; calibration and cliffs as CSV), the twins
+behind a cliff, two runs compared."""
 
 from __future__ import annotations
 
 import csv
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -12,6 +13,7 @@ from annotations.access import CURATOR, role_required
 from annotations.selectors import calibration as calibration_selectors
 from annotations.selectors import runs as run_selectors
 from annotations.selectors import visibility
+from annotations.services.runs.results import run_results
 
 
 def _run(request: HttpRequest, pk: int):
@@ -29,6 +31,18 @@ def _csv(name: str, header: list[str], rows: list[list], comment: str = "") -> H
     writer = csv.writer(response)
     writer.writerow(header)
     writer.writerows(rows)
+    return response
+
+
+@require_GET
+@role_required(CURATOR)
+def run_results_json(request: HttpRequest, pk: int) -> HttpResponse:
+    """What `run_model --out` writes: `python -m annotations.scoring` scores it outside the app."""
+    run = _run(request, pk)
+    response = JsonResponse(
+        run_results(run), json_dumps_params={"indent": 2, "ensure_ascii": False}
+    )
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-results.json"'
     return response
 
 

@@ -480,6 +480,9 @@ export class CtViewer {
       // the focus is inside `keyScope`.
       if (this.config.keyScope && !target.closest?.(this.config.keyScope)) return;
       if (event.key === "?") {
+        // A page with its own key list (review, adjudication) answers "?" with it; that list
+        // links to the viewer's, which its toolbar's ? button also opens.
+        if (document.querySelector("[data-help]")) return;
         event.preventDefault();
         return this.toggleHelp();
       }

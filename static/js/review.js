@@ -111,6 +111,10 @@ document.addEventListener("click", (event) => {
   if (!target) return;
   const form = target.closest("form");
   if (target.matches("[data-help-toggle]")) return toggleHelp();
+  if (target.matches("[data-show-ct-keys]")) {
+    toggleHelp(false);
+    return document.querySelector("[data-ct-help-toggle]")?.click();
+  }
   if (target.matches("[data-case-wide]")) return toggleCaseWide(target);
   if (target.dataset.opt) return optionAction(target);
   if (target.dataset.modeSet && form) return setMode(form, target.dataset.modeSet);

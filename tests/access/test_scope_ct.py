@@ -177,3 +177,31 @@ def test_a_clinician_answering_a_baseline_sees_no_imported_box(world):
     assert _box_ids(api_as(people["adjudicator"]), f"/api/volumes/{volume.pk}/boxes/") == set()
     assert session.status == "running"
     assert _box_ids(api_as(curator), f"/api/volumes/{volume.pk}/boxes/")
+
+
+def _listed_boxes(client, api, case) -> tuple[int, int]:
+    """The case's box count in the case list page and in the API's case list."""
+    page = client.get(reverse("benchmark-cases", args=[case.benchmark.name]))
+    (row,) = [c for c in page.context["page"] if c.pk == case.pk]
+    listed = api.get(reverse("api-benchmark-cases", args=[case.benchmark.name])).json()
+    (api_row,) = [c for c in listed["results"] if c["id"] == case.pk]
+    return row.n_boxes, api_row["boxes"]
+
+
+def test_a_baseline_clinicians_case_list_counts_only_her_own_boxes(client, world):
+    people, case = world
+    curator, clinician = people["curator"], people["adjudicator"]
+    volume = case.volumes.get(phase="venous")
+    imported = Box.objects.filter(volume__case=case, source="imported").count()
+    assert imported > 0
+    client.force_login(curator)
+    assert _listed_boxes(client, api_as(curator), case) == (imported, imported)
+
+    human_baseline_open(benchmark=case.benchmark, clinician=clinician, opened_by=curator)
+    # The number of reference boxes is the localization items' gold too.
+    client.force_login(clinician)
+    assert _listed_boxes(client, api_as(clinician), case) == (0, 0)
+    box_services.box_create_3d(volume=volume, label="tumor", voxel=VOXEL, user=people["reviewer"])
+    assert _listed_boxes(client, api_as(clinician), case) == (0, 0)
+    client.force_login(curator)
+    assert _listed_boxes(client, api_as(curator), case) == (imported + 1, imported + 1)

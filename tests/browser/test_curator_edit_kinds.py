@@ -1,6 +1,6 @@
 """A curator corrects a Gastric-X case's items of every kind from their Edit page (multiple
-choice, report, classification label, 3D box), each a new version; the Edit page fits a phone
-(375 px) without sideways scroll. A curator opens a human baseline choosing the clinician (none is
+choice, report, classification label, 3D box), each a new version, with the case's CT in view
+(a box is redrawn there); the Edit page fits a phone (375 px) without sideways scroll. A curator opens a human baseline choosing the clinician (none is
 preselected); the clinician answers it from its page."""
 
 from __future__ import annotations
@@ -8,10 +8,12 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotations.models import Item, ItemRevision, ItemStatus, Prediction, Run
+from annotations.models import Item, ItemRevision, ItemStatus, Prediction, Run, Volume
 from annotations.services.cases import gastricx_import
 from annotations.services.item_content import label_set
 from tests.browser.conftest import screenshot
+from tests.browser.test_ct_tools import at_voxel, drag
+from tests.browser.test_ct_viewer import stage_box
 from tests.browser.test_gastric_review import _media  # noqa: F401
 from tests.cases.builders import write_case
 from tests.factories import make_personas
@@ -107,3 +109,29 @@ def test_a_human_baseline_is_opened_for_a_chosen_clinician_and_answered(
     expect(page.locator("[data-baseline-form] input[name=item]")).not_to_have_value(first)
     answered = Prediction.objects.get(run=run, item_id=int(first))
     assert answered.extracted == "A"
+
+
+def test_a_curator_redraws_a_3d_box_on_the_ct_of_its_edit_page(
+    page, live_server, login, case_items
+):
+    people, benchmark = case_items
+    box = Item.objects.filter(benchmark=benchmark, kind="box").order_by("source_index").first()
+    volume = Volume.objects.get(case=box.case, phase=box.target["phase"])
+    z0, z1 = box.target["voxel"][2], box.target["voxel"][5]
+    page.set_default_timeout(60_000)  # four phases of voxels to a loaded machine
+    page.set_viewport_size({"width": 1024, "height": 768})
+    login(people["curator"].username)
+    open_edit(page, live_server, box)
+    expect(page.locator("[data-case-panel] #ct-viewer")).to_have_attribute("data-loaded", "true")
+    expect(page.locator("[data-edit-form] [data-box-use]")).to_be_in_viewport()
+
+    # The outline redrawn on one slice of the item's phase; the box keeps its slices.
+    page.locator("#ct-viewer").focus()
+    page.keyboard.press("b")
+    stage = stage_box(page, volume.phase)
+    drag(page, at_voxel(stage, volume, 3.5, 4.5), at_voxel(stage, volume, 12.5, 11.5))
+    page.click("[data-box-use]")
+    expect(page.locator("[data-box-use-status]")).to_have_text("Filled from the selected box.")
+    expect(page.locator("[data-box-kept-slices]")).to_be_visible()
+    saved = save(page, box, "Redrawn on the CT")
+    assert saved.target["voxel"] == [3, 4, z0, 13, 12, z1]

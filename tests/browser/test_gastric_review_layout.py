@@ -71,6 +71,23 @@ def test_the_ct_is_enlarged_and_back_beside_the_decision(page, live_server, logi
     expect(page.locator("[data-review-form] button[data-verdict=accept]")).to_be_in_viewport()
 
 
+def test_question_mark_opens_one_key_list_that_leads_to_the_viewers(
+    page, live_server, login, tmp_path
+):
+    people, item = world("label", tmp_path)
+    page.set_viewport_size({"width": 1024, "height": 768})
+    login(people["reviewer"].username)
+    open_case_item(page, live_server, item)
+    review_keys, viewer_keys = page.locator("[data-help]"), page.locator("[data-ct-help]")
+    page.keyboard.press("?")
+    expect(review_keys).to_be_visible()
+    expect(viewer_keys).to_be_hidden()  # one list at a time, not two stacked
+    review_keys.get_by_role("button", name="The CT viewer's keys").click()
+    expect(review_keys).to_be_hidden()
+    expect(viewer_keys).to_be_visible()
+    expect(viewer_keys).to_contain_text("Window presets")
+
+
 @pytest.mark.parametrize(
     ("kind", "action"),
     [("label", "accept"), ("label", "edit"), ("open", "reject"), ("box3d", "accept"),

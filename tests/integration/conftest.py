@@ -182,9 +182,10 @@ def broker(request, tmp_path):
     }
     for sub in ("queue", "processed", "control"):
         (folder / sub).mkdir(parents=True)
-    with _celery_app_on("filesystem://", options):
+    with _celery_app_on("filesystem://localhost/", options):
         yield Broker(
-            "filesystem", {"CELERY_BROKER_URL": "filesystem://", "CELERY_BROKER_DIR": str(folder)}
+            "filesystem",
+            {"CELERY_BROKER_URL": "filesystem://localhost/", "CELERY_BROKER_DIR": str(folder)},
         )
 
 

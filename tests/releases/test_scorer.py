@@ -1,19 +1,24 @@
 """The standalone scorer on a release with a withheld split (its truths in the answer key), from
-`run_model --out`'s JSON and from plain JSON lines; and what it refuses."""
+`run_model --out`'s JSON (or the same file downloaded from the run page or the API) and from plain
+JSON lines; and what it refuses."""
 
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
+from rest_framework.test import APIClient
 
 from annotations.models import Item
 from annotations.scoring.__main__ import main
 from annotations.scoring.release import ReleaseError, load_release, score
 from annotations.services.releases import release_build, release_create
+from tests.factories import make_user
 from tests.runs.gastric_tasks import (
     T_LABELS,
     chat_script,
@@ -100,3 +105,38 @@ def test_a_prediction_for_no_item_of_the_release_is_refused(scored, tmp_path, ca
     assert "987654" in capsys.readouterr().err
     with pytest.raises(ReleaseError, match="987654"):
         score(load_release(folder), [{"index": 987654, "prediction": "A"}])
+
+
+def test_a_run_made_in_the_app_downloads_the_file_the_scorer_reads(
+    scored, client, tmp_path, capsys
+):
+    # The run page's link and the API serve what `run_model --out` wrote: a run started from
+    # the browser is reproduced outside the app as the command's run is.
+    folder, _out, document = scored
+    curator = make_user("carla", "curator")
+    client.force_login(curator)
+    page = client.get(reverse("run", args=[document["run"]])).content.decode()
+    href = re.search(r'href="([^"]+)" download data-testid="run-results"', page).group(1)
+    response = client.get(href)
+    assert (
+        response["Content-Disposition"]
+        == f'attachment; filename="run-{document["run"]}-results.json"'
+    )
+    downloaded = json.loads(response.content)
+    assert downloaded == document
+    api = APIClient()
+    api.force_authenticate(curator)
+    assert api.get(reverse("api-run-results", args=[document["run"]])).json() == document
+
+    saved = tmp_path / "downloaded.json"
+    saved.write_bytes(response.content)
+    assert main([str(folder), str(saved)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    for block in ("overall", "tasks", "task_details"):
+        assert printed[block] == document[block], block
+    assert {row["kind"] for row in downloaded["predictions"] if "kind" in row} == {
+        "label", "open", "box", "retrieval"
+    }  # fmt: skip
+    # Runs are the curators': a reviewer gets neither the page nor the file.
+    client.force_login(make_user("rita", "reviewer"))
+    assert client.get(href).status_code == 403

@@ -281,6 +281,8 @@ class CalibrationEndToEndTests(TestCase):
         assert html.count('data-curve="clean"') == 3  # clean alone, then beside mild and severe
         assert 'data-testid="cliff-table"' in html
         assert html.count('data-cliff="true"') == 3
+        # The rule's drop is a difference of accuracies: percentage points, not a percentage.
+        assert "at least 2.0× the mild step, at least 10 pp, with p &lt; 0.05" in html
         # The CSV links the page renders.
         calibration_href = re.search(r'href="([^"]+)" download data-testid="calibration-csv"', html)
         rows = list(

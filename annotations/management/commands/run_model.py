@@ -7,11 +7,10 @@ from urllib.parse import urlsplit
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotations.models import Benchmark, Prediction, Run
-from annotations.selectors.runs import run_predictions
+from annotations.models import Benchmark, Run
 from annotations.services import runs as run_services
 from annotations.services.errors import DomainError
-from annotations.services.runs.task_scores import tasks_block
+from annotations.services.runs.results import run_results
 
 
 class Command(BaseCommand):
@@ -101,79 +100,8 @@ class Command(BaseCommand):
         return _openai_endpoint(base_url, model, options["judge_api_key_env"])
 
     def _write(self, path: Path, run: Run) -> None:
-        """Scores, VLMEvalKit's own table and every prediction with each of its readings."""
-        summary = run.summary
-        document = {
-            "run": run.pk,
-            "family": run.benchmark.family,
-            "seed": run.seed,  # the bootstrap's: `python -m annotations.scoring` redraws alike
-            "vlmeval_commit": run.vlmeval_commit,
-            "overall": summary.get("overall", {}).get("accuracy"),
-            "by": _accuracies(summary),
-            "vlmeval": _vlmeval_rows(summary.get("vlmeval", {})),
-            # Gastric-X's five tasks, exactly the issue's keys; their breakdowns beside.
-            "tasks": tasks_block(summary),
-            "task_details": summary.get("tasks", {}),
-            # Calibration overall and by breakdown, its shift on twins, and the cliffs with the
-            # rule that found them (None: no answer has a confidence).
-            "calibration": summary.get("calibration"),
-            "logprobs_refused": run.logprobs_refused,
-            "cliffs": summary.get("cliffs"),
-            "predictions": [_prediction_row(p, run) for p in run_predictions(run=run)],
-        }
-        if run.lenient:
-            document["lenient"] = {
-                "overall": summary.get("lenient", {}).get("overall", {}).get("accuracy"),
-                "by": _accuracies(summary.get("lenient", {})),
-            }
+        document = run_results(run)
         path.write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8")
-
-
-def _vlmeval_rows(vlmeval: dict) -> dict:
-    """VLMEvalKit's table as rows keyed by its column names, in its column order."""
-    header = vlmeval.get("header", [])
-    rows = [dict(zip(header, row, strict=True)) for row in vlmeval.get("rows", [])]
-    return {"commit": vlmeval.get("commit"), "table": rows}
-
-
-def _accuracies(scores: dict) -> dict:
-    return {
-        field: {value: score["accuracy"] for value, score in by_value.items()}
-        for field, by_value in scores.get("by", {}).items()
-    }
-
-
-def _prediction_row(prediction: Prediction, run: Run) -> dict:
-    """The reply, VLMEvalKit's letter (None for Z) and the hit; the judge's letter where the
-    judge ran; the lenient letter and hit when the run scores leniently too."""
-    row = {
-        "index": prediction.item.source_index,
-        "prediction": prediction.raw_text,
-        "vlmeval_letter": prediction.vlmeval_letter or None,
-        "hit": prediction.hit,
-        "confidence": prediction.confidence,
-    }
-    kind = prediction.item.kind
-    if kind == "label":
-        row["label"] = prediction.label or None
-    elif kind == "box":
-        row["box"] = prediction.box
-        if prediction.slice_boxes is not None:
-            row["slice_boxes"] = prediction.slice_boxes
-    elif kind == "retrieval":
-        row["report_to_case_rank"] = prediction.report_to_case_rank
-        row["case_to_report_rank"] = prediction.case_to_report_rank
-    if kind != "mcq":
-        row["kind"] = kind
-    if prediction.error:
-        row["error"] = prediction.error
-    if prediction.judged_by_llm:
-        row["judge_letter"] = prediction.judge_letter or None
-        row["judge_drawn"] = prediction.judge_drawn
-    if run.lenient:
-        row["lenient_letter"] = prediction.lenient_letter or None
-        row["lenient_hit"] = prediction.lenient_hit
-    return row
 
 
 def _openai_endpoint(base_url: str, model: str, api_key_env: str):
