@@ -1,7 +1,11 @@
 """A curator reads a Gastric-X run's page: the scores of each task with their intervals, the
-confusion matrix, the prompts per task; and the leaderboard of one task."""
+confusion matrix, the prompts per task; downloads the scores and predictions the standalone
+scorer reads; and the leaderboard of one task."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -37,6 +41,16 @@ def test_the_run_page_shows_the_scores_of_every_task(page, live_server, login, s
     page.locator(".task-prompts summary").click()
     expect(page.locator('pre.prompt[data-task="localization"]')).to_be_visible()
     screenshot(page, "run_tasks")
+    # The file the standalone scorer reads, downloaded as a curator does.
+    results = page.get_by_role("link", name="Scores and predictions (JSON)")
+    results.scroll_into_view_if_needed()
+    screenshot(page, "run_results_link")
+    with page.expect_download() as download:
+        results.click()
+    assert download.value.suggested_filename == f"run-{run.pk}-results.json"
+    document = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
+    assert len(document["predictions"]) == run.total
+    assert document["tasks"]["classification"]["accuracy"]["value"] == 0.75
     page.goto(f"{live_server.url}/benchmarks/gx-run-page/leaderboard/?task=retrieval")
     assert page.locator('[data-testid="task-leaderboard"] tbody tr').count() == 1
     screenshot(page, "leaderboard_retrieval")
