@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 # The settings keep DEBUG off unless told: the demo server and the test suite are development.
 export DEBUG ?= 1
 
-.PHONY: run test chromium gettext lint architecture typecheck check-deploy integration clean
+.PHONY: docs-screenshots run test chromium gettext lint architecture typecheck check-deploy integration clean
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,14 @@ test: $(VENV)/.installed-test chromium gettext
 # The integration tests (real Celery workers on Redis), and every other non-browser test again,
 # on PostgreSQL: the same code must hold on the production database. The pure cores' tests that
 # use no database are not repeated (--skip-database-free, tests/conftest.py): make test ran them.
+# The pictures docs/ shows, retaken by the browser tests that take them (a plain test run keeps
+# its pictures under var/screenshots and never rewrites docs/). Look at them before committing.
+DOCS_PICTURE_TESTS = test_calibration test_ct_tools test_gastric_adjudicate_layout \
+	test_gastric_review test_gastric_review_layout test_grading_case test_hub test_image_boxes \
+	test_releases
+docs-screenshots: $(VENV)/.installed-test chromium
+	DOCS_SCREENSHOTS=1 $(PY) -m pytest -q $(DOCS_PICTURE_TESTS:%=tests/browser/%.py)
+
 integration: $(VENV)/.installed-test
 	CLINREVIEW_REQUIRE_SERVICES=1 \
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} \

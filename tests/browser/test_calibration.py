@@ -10,11 +10,9 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from annotations.models import Run
-from tests.browser.conftest import nav, screenshot
+from tests.browser.conftest import docs_picture, nav, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def _shot(page, locator, name: str) -> None:
@@ -23,7 +21,7 @@ def _shot(page, locator, name: str) -> None:
     box = locator.bounding_box()
     scrolled = page.evaluate("window.scrollY")
     clip = {"x": box["x"], "y": box["y"] + scrolled, "width": box["width"], "height": box["height"]}
-    page.screenshot(path=str(DOCS / name), full_page=True, clip=clip)
+    page.screenshot(path=str(docs_picture(name)), full_page=True, clip=clip)
 
 
 def test_the_demo_medqdeg_run_shows_its_calibration_and_its_cliff(page, live_server, login):
@@ -64,7 +62,7 @@ def test_the_demo_medqdeg_run_shows_its_calibration_and_its_cliff(page, live_ser
     expect(triples.first.locator(".twin-card")).to_have_count(3)
     expect(triples.first.locator("[data-confidence]").first).to_contain_text("%")
     expect(page.get_by_test_id("cliff-summary")).to_contain_text("cliff")
-    page.screenshot(path=str(DOCS / "run-cliff-twins.png"), full_page=False)
+    page.screenshot(path=str(docs_picture("run-cliff-twins.png")), full_page=False)
     screenshot(page, "run-cliff-twins")
 
     # Back on the run page, its leaderboard ranks with ECE, over-confidence at severe, cliffs.

@@ -7,7 +7,6 @@ import json
 import math
 import re
 import shutil
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -17,13 +16,12 @@ from annotations.models import Box, Case, Volume
 from annotations.services.cases import gastricx_import
 from annotations.services.review import assignments_create
 from tests.browser import test_ct_viewer
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import docs_picture, screenshot
 from tests.browser.test_ct_viewer import stage_box
 from tests.cases.builders import write_case
 from tests.factories import make_personas
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 @pytest.fixture(name="seeded_case")
@@ -193,7 +191,7 @@ def test_the_length_tool_measures_millimetres_with_the_pixel_spacing(
     page.keyboard.press("Escape")
     expect(page.locator("[data-ct-help]")).to_be_hidden()
     screenshot(page, "ct_viewer")
-    shutil.copyfile(path.parent / "ct_viewer.png", DOCS / "ct-viewer.png")
+    shutil.copyfile(path.parent / "ct_viewer.png", docs_picture("ct-viewer.png"))
 
     # A measure belongs to its slice: the next slice shows none; back, it is there again.
     page.keyboard.press("Escape")

@@ -5,18 +5,17 @@ box; "Enlarge the CT" gives the case the whole width and back. Screenshot for do
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from annotations.models import ItemStatus
+from tests.browser.conftest import docs_picture
 from tests.browser.decide import fill_correction, left_item, open_adjudication
 from tests.browser.review_worlds import CORRECTED, disputed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 FORM = "[data-adjudicate-form]"
 DECISION = (
     ".adj-side .adj-a",
@@ -57,7 +56,7 @@ def test_at_1024_reviews_a_and_b_and_the_decision_are_in_view_beside_the_ct(
         expect(page.locator(selector).first).to_be_in_viewport()
     assert page.evaluate("document.documentElement.scrollWidth") <= 1024  # no sideways scroll
     if kind == "label":
-        page.screenshot(path=str(DOCS / "gastric-adjudicate-1024.png"))
+        page.screenshot(path=str(docs_picture("gastric-adjudicate-1024.png")))
     # Writing a new version: its field and its save button come into view in the side.
     page.click(f"{FORM} .verdicts [data-mode-set=edit]")
     expect(page.locator(f"{FORM} {NEW_VERSION_FIELD[kind]}")).to_be_in_viewport()

@@ -5,7 +5,6 @@ tumor box by drawing it in the viewer."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -13,7 +12,7 @@ from playwright.sync_api import expect
 from annotations.models import Item, ItemRevision, Review, Volume
 from annotations.services.cases import gastricx_import
 from annotations.services.review import assignments_create, review_submit
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import docs_picture, screenshot
 from tests.browser.test_ct_tools import at_voxel, drag
 from tests.browser.test_ct_viewer import stage_box
 from tests.cases.builders import write_case
@@ -22,7 +21,6 @@ from tests.factories import make_personas
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ADDED = "Two perigastric nodes, the largest 9 mm in short axis."
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 BOX_FIELDS = ("x0", "y0", "z0", "x1", "y1", "z1")
 
 
@@ -69,7 +67,7 @@ def test_a_reviewer_edits_a_report_beside_the_ct_and_the_adjudicator_reads_the_d
     expect(editor).to_have_value(original)
     editor.fill(f"{original}\n{ADDED}")
     screenshot(page, "gastric_review_edit")
-    page.screenshot(path=str(DOCS / "gastric-review.png"), full_page=False)
+    page.screenshot(path=str(docs_picture("gastric-review.png")), full_page=False)
     page.click("[data-review-form] button[data-verdict=edit]")
     page.wait_for_load_state("networkidle")
 

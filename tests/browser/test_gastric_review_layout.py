@@ -5,18 +5,17 @@ tool do not take (Shift with the verdict key). Screenshots for docs/ at 1024×76
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from annotations.models import Review
+from tests.browser.conftest import docs_picture
 from tests.browser.decide import left_item, open_review
 from tests.browser.review_worlds import CORRECTED, world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 ANSWER = {"label": "[data-label]", "open": "[data-reference]", "box3d": "[data-box-target]"}
 
 
@@ -51,10 +50,10 @@ def test_at_1024_the_question_answer_and_verdicts_are_in_view_beside_the_ct(
         expect(page.locator(selector).first).to_be_in_viewport()
     assert page.evaluate("document.documentElement.scrollWidth") <= 1024  # no sideways scroll
     if kind == "label":
-        page.screenshot(path=str(DOCS / "gastric-review-1024.png"))
+        page.screenshot(path=str(docs_picture("gastric-review-1024.png")))
         page.set_viewport_size({"width": 1440, "height": 900})
         expect(page.locator("[data-review-form] button[data-verdict=accept]")).to_be_in_viewport()
-        page.screenshot(path=str(DOCS / "gastric-review-1440.png"))
+        page.screenshot(path=str(docs_picture("gastric-review-1440.png")))
 
 
 def test_the_ct_is_enlarged_and_back_beside_the_decision(page, live_server, login, tmp_path):

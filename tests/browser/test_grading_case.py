@@ -5,7 +5,6 @@ the other reports) and scores it from the page, never learning which model wrote
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -13,14 +12,13 @@ from playwright.sync_api import expect
 from annotations.models import Grade, Item
 from annotations.services.cases import gastricx_import
 from annotations.services.review import assignments_create
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import docs_picture, screenshot
 from tests.cases.builders import write_case
 from tests.factories import make_personas
 from tests.runs.helpers import make_report_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 MODEL_REPORT = "Irregular wall thickening of the gastric body; two perigastric nodes."
 SECRETS = ("hidden-alpha", "model-hidden-alpha", "endpoint-of-hidden-alpha")
 
@@ -83,7 +81,7 @@ def test_a_grader_grades_a_ct_report_with_its_ct_in_view(page, live_server, logi
     page.keyboard.press("Escape")
     page.locator("label:has(input[name=left_overall][value='4'])").click()
     page.locator("label:has(input[name=right_overall][value='3'])").click()
-    shutil.copyfile(screenshot(page, "grading_ct_report"), DOCS / "grading-ct-report.png")
+    shutil.copyfile(screenshot(page, "grading_ct_report"), docs_picture("grading-ct-report.png"))
     page.click("#grade-form button[type=submit]")
     expect(page.get_by_text("Nothing left to grade in this session")).to_be_visible()
 

@@ -4,7 +4,6 @@ ends on "N items imported -> Assign reviewers"."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -14,14 +13,13 @@ from annotations.services.imports import benchmark_import
 from annotations.services.review import assignments_create
 from annotations.tasks import imports as import_tasks
 from demo.endobench import write_endobench_tsv
-from tests.browser.conftest import nav, screenshot
+from tests.browser.conftest import docs_picture, nav, screenshot
 from tests.core.test_import import ENDO_HEADER, endo_row
 from tests.factories import make_benchmark, make_personas, make_user
 from tests.formats.builders import b64, jpeg_bytes, write_tsv
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 COLOURS = ["red", "green", "blue", "orange", "purple", "teal", "brown", "navy"]
 
 
@@ -76,7 +74,7 @@ def test_a_curator_finds_every_action_and_the_reviewers_load(page, live_server, 
     )
     assert thumbs[0][0] == 96 and all("?w=96" in src for _, src in thumbs)  # not 320 px frames
     page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(DOCS / "hub.png"), full_page=False)
+    page.screenshot(path=str(docs_picture("hub.png")), full_page=False)
     screenshot(page, "hub_curator")
 
     page.click("[data-action=assign]")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -14,11 +13,10 @@ from annotations.models import Box, BoxRevision
 from annotations.services import boxes as box_services
 from annotations.services.review import assignments_create
 from demo.endobench import endobench_rows
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import docs_picture, screenshot
 from tests.factories import jpeg_bytes, make_benchmark, make_item, make_personas
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 WIDTH, HEIGHT = 640, 480
 ROI_OPTIONS = [  # normalized, as EndoBench's ROI-selection questions
     "[0.10, 0.20, 0.30, 0.45]",
@@ -118,7 +116,7 @@ def test_coordinate_options_are_drawn_with_their_letters(page, live_server, logi
         got = (shown["x"], shown["y"], shown["x"] + shown["width"], shown["y"] + shown["height"])
         assert got == pytest.approx(expected, abs=1.5), letter
     path = screenshot(page, "review_option_boxes")
-    shutil.copyfile(path, DOCS / "screenshot.png")
+    shutil.copyfile(path, docs_picture("screenshot.png"))
 
     # They follow the zoom, and can be hidden.
     pane = page.locator("[data-zoom-pane]").first.bounding_box()

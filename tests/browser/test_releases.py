@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import zipfile
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -12,11 +11,10 @@ from annotations.models import Item, Release
 from annotations.services.releases import release_build, release_create
 from annotations.tasks import releases as release_tasks
 from annotations.tasks.releases import release_build_task
-from tests.browser.conftest import nav, screenshot
+from tests.browser.conftest import docs_picture, nav, screenshot
 from tests.factories import make_personas
 from tests.releases.helpers import edit, endo_benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -70,7 +68,7 @@ def test_a_curator_builds_a_release_and_compares_it(
     assert "2 items of split “test” are released without their answers" in preview
     assert not Release.objects.filter(version="1.1").exists()  # nothing until confirmed
     shot = screenshot(page, "release_preview")
-    (ROOT / "docs" / "release-preview.png").write_bytes(shot.read_bytes())
+    docs_picture("release-preview.png").write_bytes(shot.read_bytes())
     page.click("button:has-text('Build the release of 4 items')")
     # Publishing asks first: the build waits for the tick.
     assert page.evaluate("document.querySelector('[name=publish]').validity.valueMissing")
