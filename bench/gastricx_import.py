@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,60 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.celery_site import setup_django, start_workers, stop_workers  # noqa: E402
+
 SHAPE = (200, 512, 512)
 WARM_UP_SHAPE = (16, 64, 64)
 SPEED_UP_BUDGET = 1.6
-
-
-def setup_django(folder: Path) -> dict[str, str]:
-    """Point this process (and the workers it starts) at a fresh database, media and broker."""
-    env = {
-        "DATABASE_URL": f"sqlite:///{folder / 'bench.sqlite3'}",
-        "MEDIA_ROOT": str(folder / "media"),
-        "VAR_DIR": str(folder),
-        "CELERY_BROKER_URL": "filesystem://localhost/",
-        "CELERY_BROKER_DIR": str(folder / "broker"),
-        "CELERY_QUEUE": "bench",
-        "DJANGO_SETTINGS_MODULE": "clinreview.settings",
-        "DEBUG": "0",  # as deployed
-        "SECRET_KEY": "bench-only-not-a-secret",
-        "DEID_SECRET": "bench-only-deid-secret",
-    }
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    return env
-
-
-def start_workers(count: int, env: dict[str, str]) -> list[subprocess.Popen]:
-    args = [sys.executable, "-m", "celery", "-A", "clinreview", "worker", "-Q", env["CELERY_QUEUE"]]
-    args += ["--pool", "threads", "--concurrency", "1", "--loglevel=error"]
-    args += ["--without-heartbeat", "--without-gossip", "--without-mingle"]
-    return [
-        subprocess.Popen(
-            [*args, "--hostname", f"gx{n}@%h"],
-            cwd=ROOT,
-            env={**os.environ, **env},
-            start_new_session=True,
-            stdout=subprocess.DEVNULL,  # the workers' banners; errors still reach stderr
-        )
-        for n in range(count)
-    ]
-
-
-def stop_workers(workers: list[subprocess.Popen]) -> None:
-    for worker in workers:
-        os.killpg(worker.pid, signal.SIGTERM)
-    for worker in workers:
-        try:
-            worker.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
 
 
 def write_zip(root: Path, archive: Path) -> Path:

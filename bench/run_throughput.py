@@ -28,9 +28,6 @@ from __future__ import annotations
 import argparse
 import io
 import math
-import os
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -40,33 +37,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.celery_site import setup_django, start_workers, stop_workers  # noqa: E402
+
 LATENCY = 0.2
 BUDGET = 0.8
 SPEED_UP_BUDGET = 1.6
-
-
-def setup_django(folder: Path) -> dict[str, str]:
-    """Point this process (and the workers it starts) at a fresh database, media and broker."""
-    env = {
-        "DATABASE_URL": f"sqlite:///{folder / 'bench.sqlite3'}",
-        "MEDIA_ROOT": str(folder / "media"),
-        "VAR_DIR": str(folder),
-        "CELERY_BROKER_URL": "filesystem://localhost/",
-        "CELERY_BROKER_DIR": str(folder / "broker"),
-        "CELERY_QUEUE": "bench",
-        "DJANGO_SETTINGS_MODULE": "clinreview.settings",
-        # As deployed: with DEBUG on, Django also records every query it runs.
-        "DEBUG": "0",
-        "SECRET_KEY": "bench-only-not-a-secret",
-    }
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    return env
 
 
 def make_items(count: int, name: str = "bench-throughput"):
@@ -148,32 +123,6 @@ class Gate:
             self.open.set()
         self.open.wait(timeout=120)
         return Reply(text="A")
-
-
-def start_workers(count: int, env: dict[str, str]) -> list[subprocess.Popen]:
-    args = [sys.executable, "-m", "celery", "-A", "clinreview", "worker", "-Q", env["CELERY_QUEUE"]]
-    args += ["--pool", "threads", "--concurrency", "1", "--loglevel=error"]
-    args += ["--without-heartbeat", "--without-gossip", "--without-mingle"]
-    return [
-        subprocess.Popen(
-            [*args, "--hostname", f"bench{n}@%h"],
-            cwd=ROOT,
-            env={**os.environ, **env},
-            start_new_session=True,
-        )
-        for n in range(count)
-    ]
-
-
-def stop_workers(workers: list[subprocess.Popen]) -> None:
-    for worker in workers:
-        os.killpg(worker.pid, signal.SIGTERM)
-    for worker in workers:
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
 
 
 def run_until_done(benchmark, base_url: str, concurrency: int, timeout: float = 600) -> float:

@@ -166,6 +166,19 @@ def import_attempt_discard(folder: Path) -> int:
     return staged_images_discard(folder)  # the whole folder goes, extracted files included
 
 
+def earlier_attempts_discard(folder: Path) -> int:
+    """Undo what the earlier attempts of `folder` left beside it: attempt folders are named
+    `STEM-N`, and every sibling `STEM-M` with M < N is a dead attempt's (`import_attempt_discard`
+    each). Returns how many placed image files went."""
+    stem, _dash, current = folder.name.rpartition("-")
+    removed = 0
+    for earlier in folder.parent.glob(f"{stem}-*"):
+        attempt = earlier.name.rsplit("-", 1)[-1]
+        if attempt.isdigit() and int(attempt) < int(current):
+            removed += import_attempt_discard(earlier)
+    return removed
+
+
 def attempt_volumes_folder(folder: Path) -> str | None:
     """The volumes folder (relative to MEDIA_ROOT) an import attempt noted it is writing."""
     noted = folder / ATTEMPT_NOTE / "volumes"

@@ -42,6 +42,7 @@ from annotations.services.cases import (
     PhaseFiles,
     case_volumes_folder,
     deid_secret,
+    earlier_attempts_discard,
     import_attempt_discard,
     load_case,
     volumes_root,
@@ -79,10 +80,7 @@ def gastricx_import_plan(job: Job) -> list[PlannedChunk]:
     params = job.params
     upload = Path(params["path"])
     job_dir = import_work_dir(f"job-{job.pk}-{job.attempts}")
-    for earlier in job_dir.parent.glob(f"job-{job.pk}-*"):
-        attempt = earlier.name.rsplit("-", 1)[-1]
-        if attempt.isdigit() and int(attempt) < job.attempts:
-            import_attempt_discard(earlier)  # what a dead attempt left, its cases' included
+    earlier_attempts_discard(job_dir)  # what a dead attempt left, its cases' included
     if Benchmark.objects.filter(name=params["name"]).exists():
         message = gettext("A benchmark with this name already exists.")
         raise JobRefused(message, result={"code": "name_taken"}, code="name_taken")
@@ -132,10 +130,7 @@ def gastricx_import_work(job: Job, chunk: JobChunk, progress: Progress, check: C
     params = chunk.params
     job_dir = import_work_dir(params["job_dir"])
     own = job_dir / f"case-{chunk.number:05d}-{chunk.attempts}"
-    for earlier in job_dir.glob(f"case-{chunk.number:05d}-*"):
-        attempt = earlier.name.rsplit("-", 1)[-1]
-        if attempt.isdigit() and int(attempt) < chunk.attempts:
-            import_attempt_discard(earlier)  # a dead attempt's raw DICOM, volumes, images
+    earlier_attempts_discard(own)  # a dead attempt's raw DICOM, volumes, images
     # A volumes folder per attempt too: a replaced worker that was only slow removes its own
     # files when it finds out, never those its successor is writing.
     volumes = params["volumes"] if chunk.attempts == 1 else f"{params['volumes']}-{chunk.attempts}"

@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotations.models import Benchmark, Family, Job, JobStatus
-from annotations.services.cases import import_attempt_discard
+from annotations.services.cases import earlier_attempts_discard
 from annotations.services.errors import DomainError
 from annotations.services.gastricx_jobs import GASTRICX_IMPORT_WORK
 from annotations.services.images import import_work_dir
@@ -91,11 +91,9 @@ def _run(job: Job, lease: Lease) -> None:
     # A folder per attempt: a replaced worker that was only slow undoes its own files, never
     # its successor's.
     work_dir = import_work_dir(f"job-{job.pk}-{lease.attempt}")
-    for earlier in work_dir.parent.glob(f"job-{job.pk}-*"):
-        attempt = earlier.name.rsplit("-", 1)[-1]
-        if attempt.isdigit() and int(attempt) < lease.attempt:
-            removed = import_attempt_discard(earlier)  # what a dead attempt left
-            log.warning("import job %s: undid attempt %s (%d files)", job.pk, attempt, removed)
+    removed = earlier_attempts_discard(work_dir)  # what a dead attempt left
+    if removed:
+        log.warning("import job %s: undid earlier attempts (%d files)", job.pk, removed)
     if not upload.is_file():
         _fail(lease, "The uploaded file is gone; upload it again.", {})
         return

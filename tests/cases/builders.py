@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,12 @@ def write_real_ct_phase(folder: Path, count: int = 4, gap: float = 5.0) -> None:
         ds.PatientID = PHI["PatientID"]
         ds.InstitutionName = PHI["InstitutionName"]
         ds.save_as(folder / f"img_{count - k:03d}.dcm")
+
+
+def zip_tree(tree: Path, archive: Path, under: str = "") -> Path:
+    """Zip every file of `tree` (case folders, say) into `archive`, under the folder `under`."""
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in sorted(tree.rglob("*")):
+            if path.is_file():
+                zipped.write(path, Path(under) / path.relative_to(tree))
+    return archive

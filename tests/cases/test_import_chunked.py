@@ -5,7 +5,6 @@ import, progress per case, and all-or-nothing with every case's files removed.""
 from __future__ import annotations
 
 import re
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,7 @@ from annotations.imaging.chunks import ChunkedVolume
 from annotations.models import Benchmark, Box, Case, Item, Job, JobChunk, JobStatus, Volume
 from annotations.services.cases import gastricx_import
 from annotations.services.jobs import job_create
-from tests.cases.builders import SMALL_GEOMETRY, write_case
+from tests.cases.builders import SMALL_GEOMETRY, write_case, zip_tree
 from tests.cases.test_import import BAD_INPUTS, assert_nothing_stored
 from tests.support.jobs import run_job
 
@@ -36,12 +35,7 @@ def _upload(tree: Path) -> Path:
     """The zip as the import form stores it (uploads/<token>/...)."""
     folder = Path(settings.MEDIA_ROOT) / "uploads" / "token"
     folder.mkdir(parents=True)
-    archive = folder / "upload.zip"
-    with zipfile.ZipFile(archive, "w") as zipped:
-        for path in sorted(tree.rglob("*")):
-            if path.is_file():
-                zipped.write(path, Path("export") / path.relative_to(tree))
-    return archive
+    return zip_tree(tree, folder / "upload.zip", under="export")
 
 
 def _import_job(tree: Path, name: str, user) -> Job:

@@ -5,14 +5,13 @@ measures the speed-up."""
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from annotations.models import Case, Job, JobChunk, JobStatus, Volume
 from annotations.services.import_jobs import import_start, upload_store
-from tests.cases.builders import write_case
+from tests.cases.builders import write_case, zip_tree
 from tests.integration.conftest import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -35,12 +34,7 @@ def _zip(tmp_path: Path) -> Path:
     tree = tmp_path / "tree"
     for number in range(CASES):
         write_case(tree, f"GX-P-{number:04d}", seed=number)
-    archive = tmp_path / "cases.zip"
-    with zipfile.ZipFile(archive, "w") as zipped:
-        for path in sorted(tree.rglob("*")):
-            if path.is_file():
-                zipped.write(path, path.relative_to(tree))
-    return archive
+    return zip_tree(tree, tmp_path / "cases.zip")
 
 
 def _workers_ready(count: int) -> bool:

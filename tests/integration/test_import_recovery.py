@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import os
 import signal
-import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from annotations.services.imports import benchmark_import
 from annotations.services.jobs import job_create
 from annotations.services.volume_files import VOLUMES_FOLDER
 from annotations.tasks.imports import benchmark_import_task
-from tests.cases.builders import PHI_STRINGS, write_case
+from tests.cases.builders import PHI_STRINGS, write_case, zip_tree
 from tests.core.test_import import ENDO_HEADER, endo_row
 from tests.formats.builders import b64, write_tsv
 from tests.integration.conftest import RECOVERY_ENV, beat_args, wait_for
@@ -129,12 +128,7 @@ def _gastricx_upload(tmp_path: Path, folder: Path) -> Path:
     tree = tmp_path / "tree"
     for number in range(CASES):
         write_case(tree, f"GX-K-{number:04d}", seed=number)
-    archive = folder / "cases.zip"
-    with zipfile.ZipFile(archive, "w") as zipped:
-        for path in sorted(tree.rglob("*")):
-            if path.is_file():
-                zipped.write(path, path.relative_to(tree))
-    return archive
+    return zip_tree(tree, folder / "cases.zip")
 
 
 def _holds_phi(root: Path) -> list[str]:
